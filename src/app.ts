@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Clock } from './clock.js';
+import { systemClock } from './clock.js';
+import type { Config } from './config.js';
+import type { Database } from './db/connect.js';
+import type { DB } from './db/tables.js';
+import { registerAuth } from './http/auth.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { registerHealth } from './http/health.js';
+import { registerJsonBody } from './http/json-body.js';
+import { registerMetrics } from './http/metrics.js';
+import { API_PREFIX, registerOpenApi } from './http/openapi.js';
+import { registerLoadShedding, registerRateLimit } from './http/protection.js';
+import { validatorCompiler } from './http/validation.js';
+import { registerCustomerRoutes } from './customers/routes.js';
+import { registerShopRoutes } from './shops/routes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    database: Database;
+    db: DB;
+    clock: Clock;
+  }
+}
+
+export interface AppDeps {
+  database: Database;
+  /** Defaults to the system clock; tests inject their own to move time. */
+  clock?: Clock;
+  /** Where logs go; defaults to stdout. */
+  logStream?: NodeJS.WritableStream;
+}
+
+function requestId(): string {
+  return `req_${randomBytes(12).toString('base64url')}`;
+}
+
+/** The only place a Fastify instance is made: the server, the CLI and the tests all use it. */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      redact: ['req.headers.authorization'],
+    },
+    genReqId: requestId,
+    // One log line per request, written by the onResponse hook below.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+  });
+
+  app.decorate('config', config);
+  app.decorate('database', deps.database);
+  app.decorate('db', deps.database.db);
+  app.decorate('clock', deps.clock ?? systemClock);
+
+  app.setValidatorCompiler(validatorCompiler);
+  registerErrorHandling(app);
+  registerJsonBody(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      'request completed',
+    );
+  });
+
+  await registerLoadShedding(app, config);
+  await registerOpenApi(app);
+  registerMetrics(app);
+  registerHealth(app);
+
+  await app.register(
+    async (api) => {
+      registerAuth(api);
+      await registerRateLimit(api, config);
+      registerShopRoutes(api);
+      registerCustomerRoutes(api);
+    },
+    { prefix: API_PREFIX },
+  );
+
+  await app.ready();
+  return app;
+}

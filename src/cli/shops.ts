@@ -1,0 +1,121 @@
+import type { Command } from 'commander';
+import { isoTime } from '../clock.js';
+import { createShop, createToken, getShop, listShops, listTokens, revokeToken, updateShop, type Shop, type ShopSettings } from '../shops/repository.js';
+import { CliError, output, parseId, table, withDatabase } from './context.js';
+
+function expiryDays(value: string): number | null {
+  if (value === 'never' || value === 'none') return null;
+  const days = parseId(value, '--expiry-days');
+  if (days > 36500) throw new CliError('--expiry-days must be at most 36500');
+  return days;
+}
+
+function shopView(shop: Shop) {
+  return { ...shop, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
+}
+
+const SHOP_COLUMNS = ['id', 'name', 'per_event_expiry', 'points_expiry_days', 'created_at'];
+
+export function registerShopCommands(program: Command): void {
+  const shops = program.command('shops').description('Create, list and update shops');
+
+  shops
+    .command('create')
+    .description('Create a shop and its first API token (shown once)')
+    .requiredOption('--name <name>', 'shop name')
+    .option('--per-event-expiry', 'allow points events to set their own expires_at', false)
+    .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { name: string; perEventExpiry: boolean; expiryDays?: number | null; json: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const now = Date.now();
+        const shop = await createShop(db, { name: opts.name, per_event_expiry: opts.perEventExpiry, points_expiry_days: opts.expiryDays ?? null }, now);
+        const { token } = await createToken(db, shop.id, 'default', now);
+        output(opts.json, { shop: shopView(shop), token }, () =>
+          `Created shop ${shop.id} (${shop.name}).\nAPI token (shown once, keep it secret): ${token}`,
+        );
+      });
+    });
+
+  shops
+    .command('list')
+    .description('List shops')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { json: boolean }) => {
+      await withDatabase(async ({ db }) => {
+        const rows = (await listShops(db)).map(shopView);
+        output(opts.json, { shops: rows }, () => table(rows, SHOP_COLUMNS));
+      });
+    });
+
+  shops
+    .command('update <id>')
+    .description('Change a shop\'s name or expiry settings')
+    .option('--name <name>', 'new name')
+    .option('--per-event-expiry', 'allow points events to set their own expires_at')
+    .option('--no-per-event-expiry', 'use the shop\'s expiry for every points event')
+    .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
+    .option('--json', 'print JSON', false)
+    .action(async (id: string, opts: { name?: string; perEventExpiry?: boolean; expiryDays?: number | null; json: boolean }) => {
+      const shopId = parseId(id, 'shop id');
+      const settings: ShopSettings = {};
+      if (opts.name !== undefined) settings.name = opts.name;
+      if (opts.perEventExpiry !== undefined) settings.per_event_expiry = opts.perEventExpiry;
+      if (opts.expiryDays !== undefined) settings.points_expiry_days = opts.expiryDays;
+      if (Object.keys(settings).length === 0) throw new CliError('Nothing to change: give --name, --[no-]per-event-expiry or --expiry-days');
+      await withDatabase(async ({ db }) => {
+        const shop = await updateShop(db, shopId, settings, Date.now());
+        if (!shop) throw new CliError(`No shop with id ${shopId}`);
+        output(opts.json, { shop: shopView(shop) }, () => table([shopView(shop)], SHOP_COLUMNS));
+      });
+    });
+
+  const tokens = program.command('tokens').description('Create, list and revoke API tokens');
+
+  tokens
+    .command('create')
+    .description('Create an API token for a shop (shown once)')
+    .requiredOption('--shop <id>', 'shop id')
+    .option('--name <name>', 'a label to tell tokens apart', 'default')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { shop: string; name: string; json: boolean }) => {
+      const shopId = parseId(opts.shop, '--shop');
+      await withDatabase(async ({ db }) => {
+        if (!(await getShop(db, shopId))) throw new CliError(`No shop with id ${shopId}`);
+        const { token, row } = await createToken(db, shopId, opts.name, Date.now());
+        output(opts.json, { token: { id: row.id, name: row.name, hint: row.hint }, secret: token }, () =>
+          `Created token ${row.id} (${row.name}) for shop ${shopId}.\nAPI token (shown once, keep it secret): ${token}`,
+        );
+      });
+    });
+
+  tokens
+    .command('list')
+    .description('List a shop\'s tokens (never their secrets)')
+    .requiredOption('--shop <id>', 'shop id')
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { shop: string; json: boolean }) => {
+      const shopId = parseId(opts.shop, '--shop');
+      await withDatabase(async ({ db }) => {
+        const rows = (await listTokens(db, shopId)).map((t) => ({
+          ...t,
+          created_at: isoTime(t.created_at),
+          revoked_at: isoTime(t.revoked_at),
+        }));
+        output(opts.json, { tokens: rows }, () => table(rows, ['id', 'name', 'hint', 'created_at', 'revoked_at']));
+      });
+    });
+
+  tokens
+    .command('revoke <tokenId>')
+    .description('Revoke a token; requests with it answer 401 from now on')
+    .requiredOption('--shop <id>', 'shop id')
+    .action(async (tokenId: string, opts: { shop: string }) => {
+      const shopId = parseId(opts.shop, '--shop');
+      const id = parseId(tokenId, 'token id');
+      await withDatabase(async ({ db }) => {
+        if (!(await revokeToken(db, shopId, id, Date.now()))) throw new CliError(`Shop ${shopId} has no token ${id}`);
+        process.stdout.write(`Revoked token ${id} of shop ${shopId}.\n`);
+      });
+    });
+}

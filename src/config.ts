@@ -1,0 +1,83 @@
+// The only reader of process.env. Everything else receives a frozen Config.
+
+export interface Config {
+  readonly databaseUrl: string;
+  readonly host: string;
+  readonly port: number;
+  readonly logLevel: string;
+  /** Public base URL used in absolute pagination links; derived from the request when unset. */
+  readonly publicUrl: string | null;
+  readonly trustProxy: boolean;
+  readonly bodyLimitBytes: number;
+  readonly batchMaxEvents: number;
+  readonly rateLimit: {
+    readonly max: number;
+    readonly windowMs: number;
+    readonly redisUrl: string | null;
+  };
+  readonly loadShedding: {
+    readonly maxEventLoopDelayMs: number;
+    readonly retryAfterSeconds: number;
+  };
+  readonly idempotencyTtlHours: number;
+  readonly expirySweepIntervalMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly bootstrap: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function str(env: Env, name: string): string | null {
+  const raw = env[name]?.trim();
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/loyalty.db';
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const publicUrl = str(env, 'PUBLIC_URL');
+  const config: Config = {
+    databaseUrl: str(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL,
+    host: str(env, 'HOST') ?? '0.0.0.0',
+    port: int(env, 'PORT', 3000, 0, 65535),
+    logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024),
+    batchMaxEvents: int(env, 'BATCH_MAX_EVENTS', 1000, 1, 100_000),
+    rateLimit: {
+      max: int(env, 'RATE_LIMIT_MAX', 6000, 1),
+      windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000),
+      redisUrl: str(env, 'REDIS_URL'),
+    },
+    loadShedding: {
+      maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0),
+      retryAfterSeconds: int(env, 'OVERLOAD_RETRY_AFTER_SECONDS', 1, 1),
+    },
+    idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
+    expirySweepIntervalMs: int(env, 'EXPIRY_SWEEP_INTERVAL_MS', 60_000, 0),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
+    bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

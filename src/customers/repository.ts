@@ -1,0 +1,75 @@
+import { sql } from 'kysely';
+import type { CustomersTable, DB } from '../db/tables.js';
+
+export type CustomerRow = CustomersTable;
+
+/** The largest remote id accepted: ids stay exact as JSON numbers. */
+export const MAX_REMOTE_ID = Number.MAX_SAFE_INTEGER;
+
+/** A decimal remote id, or null when the text is not one. */
+export function parseRemoteId(text: string): number | null {
+  if (!/^[1-9]\d{0,15}$/.test(text)) return null;
+  const id = Number(text);
+  return id <= MAX_REMOTE_ID ? id : null;
+}
+
+/**
+ * How a customer_identifier names a customer: containing `@`, an e-mail (case-insensitive);
+ * otherwise a decimal remote id. Null when it is neither.
+ */
+export type CustomerIdentifier = { email: string } | { remoteId: number };
+
+export function parseCustomerIdentifier(identifier: string): CustomerIdentifier | null {
+  const text = identifier.trim();
+  if (text.includes('@')) return { email: text.toLowerCase() };
+  const remoteId = parseRemoteId(text);
+  return remoteId === null ? null : { remoteId };
+}
+
+export async function findCustomer(db: DB, shopId: number, identifier: string): Promise<CustomerRow | undefined> {
+  const parsed = parseCustomerIdentifier(identifier);
+  if (parsed === null) return undefined;
+  let query = db.selectFrom('customers').selectAll().where('shop_id', '=', shopId);
+  query = 'email' in parsed ? query.where(sql`lower(email)`, '=', parsed.email) : query.where('remote_id', '=', parsed.remoteId);
+  return query.executeTakeFirst();
+}
+
+/**
+ * Resolves many identifiers in two queries (one for remote ids, one for e-mails).
+ * The map is keyed by the identifier as given.
+ */
+export async function findCustomers(db: DB, shopId: number, identifiers: readonly string[]): Promise<Map<string, CustomerRow>> {
+  const byRemoteId = new Map<number, string[]>();
+  const byEmail = new Map<string, string[]>();
+  for (const identifier of new Set(identifiers)) {
+    const parsed = parseCustomerIdentifier(identifier);
+    if (parsed === null) continue;
+    if ('email' in parsed) byEmail.set(parsed.email, [...(byEmail.get(parsed.email) ?? []), identifier]);
+    else byRemoteId.set(parsed.remoteId, [...(byRemoteId.get(parsed.remoteId) ?? []), identifier]);
+  }
+  const found = new Map<string, CustomerRow>();
+  const CHUNK = 500;
+  const remoteIds = [...byRemoteId.keys()];
+  for (let i = 0; i < remoteIds.length; i += CHUNK) {
+    const rows = await db.selectFrom('customers').selectAll().where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + CHUNK)).execute();
+    for (const row of rows) for (const identifier of byRemoteId.get(Number(row.remote_id)) ?? []) found.set(identifier, row);
+  }
+  const emails = [...byEmail.keys()];
+  for (let i = 0; i < emails.length; i += CHUNK) {
+    const rows = await db.selectFrom('customers').selectAll().where('shop_id', '=', shopId).where(sql`lower(email)`, 'in', emails.slice(i, i + CHUNK)).execute();
+    for (const row of rows) for (const identifier of byEmail.get(row.email!.toLowerCase()) ?? []) found.set(identifier, row);
+  }
+  return found;
+}
+
+/** Whether another customer of the shop already uses this e-mail. */
+export async function emailTaken(db: DB, shopId: number, email: string, exceptRemoteId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('customers')
+    .select('remote_id')
+    .where('shop_id', '=', shopId)
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where('remote_id', '!=', exceptRemoteId)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { CachingSqliteDialect } from './sqlite-driver.js';
+import type { DB, Tables } from './tables.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: DB;
+  readonly dialect: DialectName;
+  /** Quick liveness probe for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+export function parseDatabaseUrl(url: string): { dialect: DialectName; location: string } {
+  if (url.startsWith('sqlite:')) {
+    const location = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (location === '') throw new Error('DATABASE_URL sqlite: needs a file path, e.g. sqlite:./data/loyalty.db');
+    return { dialect: 'sqlite', location };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { dialect: 'postgres', location: url };
+  throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got "${url}"`);
+}
+
+function openSqlite(file: string): BetterSqlite3.Database {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const sqlite = new BetterSqlite3(file);
+  sqlite.pragma('journal_mode = WAL');
+  // FULL makes every commit durable against power loss, not only against a process crash.
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('cache_size = -65536');
+  sqlite.pragma('temp_store = MEMORY');
+  // Integers beyond 2^53 never occur (ids and amounts are validated), so plain numbers are safe.
+  sqlite.defaultSafeIntegers(false);
+  return sqlite;
+}
+
+// int8 (count, bigint columns) and numeric (sum of bigint) arrive as strings by default.
+// Every such value here is an integer well inside 2^53, so it is parsed to a number.
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format as any);
+  },
+};
+
+export function connect(url: string, options: ConnectOptions = {}): Database {
+  const { dialect, location } = parseDatabaseUrl(url);
+  if (dialect === 'sqlite') {
+    const sqlite = openSqlite(location);
+    const db = new Kysely<Tables>({ dialect: new CachingSqliteDialect(sqlite) });
+    return {
+      db,
+      dialect,
+      async ping() {
+        sqlite.prepare('select 1').get();
+      },
+      async close() {
+        await db.destroy();
+      },
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: location,
+    max: options.poolSize ?? 10,
+    types: pgTypes,
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle client that loses its server must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect,
+    async ping() {
+      await pool.query('select 1');
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import type { DB } from './tables.js';
+
+// Everything that is written differently for SQLite and PostgreSQL above the driver.
+
+export function isPostgres(db: Kysely<any>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+const RETRYABLE_PG_CODES = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 5;
+
+/**
+ * Runs fn in a write transaction. SQLite transactions are serialised by the single
+ * connection and begin IMMEDIATE; PostgreSQL ones are retried on serialization failure or
+ * deadlock, which should be rare since writers lock rows in a fixed order.
+ */
+export async function transaction<T>(db: DB, fn: (trx: DB) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(fn);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_PG_CODES.has(code)) throw error;
+    }
+  }
+}
+
+/** A signed 64-bit key for PostgreSQL advisory locks. */
+function lockKey(name: string): bigint {
+  return createHash('sha256').update(name).digest().readBigInt64BE(0);
+}
+
+/**
+ * Tries to take a named lock until the transaction ends, without waiting. On PostgreSQL it is
+ * an advisory lock shared by every process on the database. SQLite is written by one process
+ * whose transactions are already serialised, so there it always succeeds.
+ */
+export async function tryTransactionLock(trx: DB, name: string): Promise<boolean> {
+  if (!isPostgres(trx)) return true;
+  const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${lockKey(name).toString()}::bigint) as locked`.execute(trx);
+  return rows[0]?.locked === true;
+}
+
+/**
+ * Hands out `count` new ids for a table, ascending. On PostgreSQL they come from the table's
+ * identity sequence under a per-shop transaction lock, so within a shop ids become visible in
+ * the order they were handed out and a since_id cursor never skips a row that commits late.
+ * SQLite writes are already serialised.
+ */
+export async function allocateIds(trx: DB, shopId: number, table: string, count: number): Promise<number[]> {
+  if (count <= 0) return [];
+  if (isPostgres(trx)) {
+    await sql`select pg_advisory_xact_lock(${lockKey(`ids:${shopId}:${table}`).toString()}::bigint)`.execute(trx);
+    const { rows } = await sql<{ id: number }>`select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${count})`.execute(trx);
+    return rows.map((r) => Number(r.id));
+  }
+  const row = await trx
+    .insertInto('id_sequences')
+    .values({ name: table, next_id: count + 1 })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ next_id: sql`id_sequences.next_id + ${count}` }))
+    .returning('next_id')
+    .executeTakeFirstOrThrow();
+  const first = Number(row.next_id) - count;
+  return Array.from({ length: count }, (_, i) => first + i);
+}
+
+/** True when a write failed on a unique index, on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,133 @@
+import type Sqlite from 'better-sqlite3';
+import {
+  CompiledQuery,
+  SelectQueryNode,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+} from 'kysely';
+
+// Kysely's own SQLite driver prepares every statement anew and opens deferred transactions.
+// This one keeps prepared statements (the API runs the same few hundred queries forever)
+// and opens write transactions with BEGIN IMMEDIATE, so a second process on the same file
+// waits on busy_timeout instead of failing with SQLITE_BUSY halfway through.
+
+const STATEMENT_CACHE_SIZE = 500;
+
+class SqliteConnection implements DatabaseConnection {
+  readonly #statements = new Map<string, Sqlite.Statement>();
+
+  constructor(readonly database: Sqlite.Database) {}
+
+  #prepare(sqlText: string): Sqlite.Statement {
+    let statement = this.#statements.get(sqlText);
+    if (statement === undefined) {
+      statement = this.database.prepare(sqlText);
+      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = this.#statements.keys().next().value;
+        if (oldest !== undefined) this.#statements.delete(oldest);
+      }
+      this.#statements.set(sqlText, statement);
+    }
+    return statement;
+  }
+
+  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      const statement = this.#prepare(compiled.sql);
+      const parameters = compiled.parameters as unknown[];
+      if (statement.reader) return Promise.resolve({ rows: statement.all(...parameters) as R[] });
+      const { changes, lastInsertRowid } = statement.run(...parameters);
+      return Promise.resolve({
+        numAffectedRows: BigInt(changes),
+        insertId: BigInt(lastInsertRowid),
+        rows: [],
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async *streamQuery<R>(compiled: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (!SelectQueryNode.is(compiled.query)) throw new Error('SQLite can only stream SELECT queries');
+    const statement = this.#prepare(compiled.sql);
+    for (const row of statement.iterate(...(compiled.parameters as unknown[]))) {
+      yield { rows: [row as R] };
+    }
+  }
+}
+
+/** A FIFO lock: SQLite has one connection, used by one caller at a time. */
+class Mutex {
+  #tail: Promise<void> = Promise.resolve();
+
+  async lock(): Promise<() => void> {
+    let release!: () => void;
+    const next = new Promise<void>((resolve) => (release = resolve));
+    const previous = this.#tail;
+    this.#tail = previous.then(() => next);
+    await previous;
+    return release;
+  }
+}
+
+class SqliteDriver implements Driver {
+  readonly #mutex = new Mutex();
+  readonly #connection: SqliteConnection;
+  #release: (() => void) | null = null;
+
+  constructor(database: Sqlite.Database) {
+    this.#connection = new SqliteConnection(database);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const release = await this.#mutex.lock();
+    this.#release = release;
+    return this.#connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(): Promise<void> {
+    const release = this.#release;
+    this.#release = null;
+    release?.();
+  }
+
+  async destroy(): Promise<void> {
+    this.#connection.database.close();
+  }
+}
+
+export class CachingSqliteDialect implements Dialect {
+  constructor(private readonly database: Sqlite.Database) {}
+  createDriver(): Driver {
+    return new SqliteDriver(this.database);
+  }
+  createQueryCompiler() {
+    return new SqliteQueryCompiler();
+  }
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+  createIntrospector(db: Kysely<any>) {
+    return new SqliteIntrospector(db);
+  }
+}

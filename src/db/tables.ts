@@ -1,0 +1,102 @@
+import type { Generated, Kysely } from 'kysely';
+
+// Row types of every table. Times are epoch milliseconds, money is integer hundredths,
+// booleans are 0/1 integers: the same representation on SQLite and PostgreSQL.
+
+export interface ShopsTable {
+  id: number;
+  name: string;
+  per_event_expiry: number;
+  points_expiry_days: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiTokensTable {
+  shop_id: number;
+  id: number;
+  name: string;
+  token_hash: string;
+  token_hint: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface IdempotencyKeysTable {
+  shop_id: number;
+  key: string;
+  request_hash: string;
+  status_code: number;
+  response_body: string;
+  created_at: number;
+}
+
+export interface IdSequencesTable {
+  name: string;
+  next_id: Generated<number>;
+}
+
+export interface CustomersTable {
+  shop_id: number;
+  remote_id: number;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  phone: string | null;
+  birthday: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PointsEventsTable {
+  shop_id: number;
+  id: number;
+  customer_remote_id: number;
+  source: string;
+  points_amount: number;
+  /** Hundredths of a credit. */
+  credits_amount: number;
+  internal_note: string | null;
+  external_note: string | null;
+  custom_action_name: string | null;
+  applied_at: number;
+  expires_at: number | null;
+  created_at: number;
+  points_balance: number;
+  credits_balance: number;
+}
+
+export type LotKind = 'points' | 'credits';
+
+export interface PointsLotsTable {
+  shop_id: number;
+  id: number;
+  customer_remote_id: number;
+  kind: LotKind;
+  event_id: number;
+  amount: number;
+  remaining: number;
+  expires_at: number | null;
+  created_at: number;
+}
+
+export interface LotConsumptionsTable {
+  shop_id: number;
+  event_id: number;
+  lot_id: number;
+  amount: number;
+}
+
+export interface Tables {
+  shops: ShopsTable;
+  api_tokens: ApiTokensTable;
+  idempotency_keys: IdempotencyKeysTable;
+  id_sequences: IdSequencesTable;
+  customers: CustomersTable;
+  points_events: PointsEventsTable;
+  points_lots: PointsLotsTable;
+  lot_consumptions: LotConsumptionsTable;
+}
+
+export type DB = Kysely<Tables>;

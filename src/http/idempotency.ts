@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { transaction, tryTransactionLock } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import { AppError } from '../errors.js';
+
+// One mechanism for every write: the handler's work, and the response it produced, commit in
+// one transaction. A retry with the same Idempotency-Key replays that response byte for byte.
+
+export interface WriteResult {
+  status: number;
+  body: unknown;
+}
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const MAX_KEY_LENGTH = 255;
+
+function readKey(request: FastifyRequest): string | null {
+  const raw = request.headers[IDEMPOTENCY_HEADER];
+  if (raw === undefined) return null;
+  const key = Array.isArray(raw) ? raw[0]! : raw;
+  if (key.length < 1 || key.length > MAX_KEY_LENGTH) {
+    throw new AppError('invalid_parameter', `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`, {
+      details: [{ param: 'Idempotency-Key', code: 'invalid_length', message: `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters` }],
+    });
+  }
+  return key;
+}
+
+function fingerprint(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url}\n`)
+    .update(request.rawBody ?? '')
+    .digest('hex');
+}
+
+/** Keys being processed by this process; PostgreSQL adds an advisory lock across processes. */
+const inFlight = new WeakMap<DB, Set<string>>();
+
+function claim(db: DB, name: string): (() => void) | null {
+  let held = inFlight.get(db);
+  if (held === undefined) inFlight.set(db, (held = new Set()));
+  if (held.has(name)) return null;
+  held.add(name);
+  const set = held;
+  return () => set.delete(name);
+}
+
+const inUse = () => new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry later');
+
+/**
+ * Runs a write in a transaction. With an Idempotency-Key it first looks for a stored response
+ * (replayed, or 422 when the key came with another request), and stores the new response in
+ * the same transaction as the write. Failed requests roll back and store nothing.
+ */
+export async function runWrite(request: FastifyRequest, reply: FastifyReply, work: (trx: DB) => Promise<WriteResult>): Promise<FastifyReply> {
+  const app = request.server;
+  const key = readKey(request);
+  if (key === null) {
+    const result = await transaction(app.db, work);
+    return reply.code(result.status).send(result.body);
+  }
+
+  const shopId = request.shop.id;
+  const lockName = `idempotency:${shopId}:${key}`;
+  const release = claim(app.db, lockName);
+  if (release === null) throw inUse();
+  try {
+    const hash = fingerprint(request);
+    const now = app.clock();
+    const outcome = await transaction(app.db, async (trx) => {
+      if (!(await tryTransactionLock(trx, lockName))) throw inUse();
+      const stored = await trx
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'status_code', 'response_body', 'created_at'])
+        .where('shop_id', '=', shopId)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      const fresh = stored !== undefined && Number(stored.created_at) > now - app.config.idempotencyTtlHours * 3_600_000;
+      if (stored !== undefined && fresh) {
+        if (stored.request_hash !== hash) {
+          throw new AppError('idempotency_key_mismatch', 'This Idempotency-Key was already used with a different request; use a new key for a new request');
+        }
+        return { status: stored.status_code, payload: stored.response_body, replayed: true };
+      }
+      if (stored !== undefined) {
+        await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', key).execute();
+      }
+      const result = await work(trx);
+      reply.code(result.status);
+      const payload = String(reply.serialize(result.body));
+      await trx
+        .insertInto('idempotency_keys')
+        .values({ shop_id: shopId, key, request_hash: hash, status_code: result.status, response_body: payload, created_at: now })
+        .execute();
+      return { status: result.status, payload, replayed: false };
+    });
+    if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+    return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.payload);
+  } finally {
+    release();
+  }
+}
+
+/** Deletes stored responses older than the retention period; returns how many. */
+export async function pruneIdempotencyKeys(db: DB, olderThan: number): Promise<number> {
+  const result = await db.deleteFrom('idempotency_keys').where('created_at', '<=', olderThan).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { pruneIdempotencyKeys } from './http/idempotency.js';
+
+// Background work that runs inside `loyalty serve`. Each job must be safe to run in several
+// processes at once (they take a database lock or are idempotent).
+
+export interface Job {
+  name: string;
+  intervalMs(app: FastifyInstance): number;
+  run(app: FastifyInstance): Promise<unknown>;
+}
+
+export const jobs: Job[] = [
+  {
+    name: 'prune-idempotency-keys',
+    intervalMs: () => 15 * 60_000,
+    run: (app) => pruneIdempotencyKeys(app.db, app.clock() - app.config.idempotencyTtlHours * 3_600_000),
+  },
+];
+
+/** Starts every job on its interval; the returned function stops them and waits for runs in progress. */
+export function startJobs(app: FastifyInstance, list: Job[] = jobs): () => Promise<void> {
+  const running = new Set<Promise<unknown>>();
+  const timers = list
+    .filter((job) => job.intervalMs(app) > 0)
+    .map((job) => {
+      let busy = false;
+      const tick = () => {
+        if (busy) return;
+        busy = true;
+        const run = job
+          .run(app)
+          .catch((err) => app.log.error({ err, job: job.name }, 'background job failed'))
+          .finally(() => {
+            busy = false;
+            running.delete(run);
+          });
+        running.add(run);
+      };
+      const timer = setInterval(tick, job.intervalMs(app));
+      timer.unref();
+      setImmediate(tick);
+      return timer;
+    });
+  return async () => {
+    for (const timer of timers) clearInterval(timer);
+    await Promise.allSettled([...running]);
+  };
+}

@@ -1,0 +1,121 @@
+import { allocateIds } from '../db/dialect.js';
+import type { DB, ShopsTable } from '../db/tables.js';
+import { generateToken, hashToken, tokenHint } from './tokens.js';
+
+export interface Shop {
+  id: number;
+  name: string;
+  per_event_expiry: boolean;
+  points_expiry_days: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ShopSettings {
+  name?: string;
+  per_event_expiry?: boolean;
+  points_expiry_days?: number | null;
+}
+
+export interface TokenRow {
+  id: number;
+  shop_id: number;
+  name: string;
+  hint: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+function toShop(row: ShopsTable): Shop {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    per_event_expiry: row.per_event_expiry === 1,
+    points_expiry_days: row.points_expiry_days,
+    created_at: Number(row.created_at),
+    updated_at: Number(row.updated_at),
+  };
+}
+
+export async function createShop(db: DB, settings: ShopSettings & { name: string }, now: number): Promise<Shop> {
+  const values = {
+    name: settings.name,
+    per_event_expiry: settings.per_event_expiry ? 1 : 0,
+    points_expiry_days: settings.points_expiry_days ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+  // shops is the one table not led by shop_id; SQLite gives it a rowid id, PostgreSQL an identity.
+  const row = await db.insertInto('shops').values(values as ShopsTable).returningAll().executeTakeFirstOrThrow();
+  return toShop(row);
+}
+
+export async function getShop(db: DB, shopId: number): Promise<Shop | undefined> {
+  const row = await db.selectFrom('shops').selectAll().where('id', '=', shopId).executeTakeFirst();
+  return row && toShop(row);
+}
+
+export async function listShops(db: DB): Promise<Shop[]> {
+  const rows = await db.selectFrom('shops').selectAll().orderBy('id').execute();
+  return rows.map(toShop);
+}
+
+export async function countShops(db: DB): Promise<number> {
+  const row = await db.selectFrom('shops').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function updateShop(db: DB, shopId: number, settings: ShopSettings, now: number): Promise<Shop | undefined> {
+  const changes: Partial<ShopsTable> = { updated_at: now };
+  if (settings.name !== undefined) changes.name = settings.name;
+  if (settings.per_event_expiry !== undefined) changes.per_event_expiry = settings.per_event_expiry ? 1 : 0;
+  if (settings.points_expiry_days !== undefined) changes.points_expiry_days = settings.points_expiry_days;
+  const row = await db.updateTable('shops').set(changes).where('id', '=', shopId).returningAll().executeTakeFirst();
+  return row && toShop(row);
+}
+
+/** Creates a token and returns it in clear: the only time it is ever seen. */
+export async function createToken(db: DB, shopId: number, name: string, now: number): Promise<{ token: string; row: TokenRow }> {
+  const token = generateToken();
+  const [id] = await allocateIds(db, shopId, 'api_tokens', 1);
+  const row = { shop_id: shopId, id: id!, name, token_hash: hashToken(token), token_hint: tokenHint(token), created_at: now, last_used_at: null, revoked_at: null };
+  await db.insertInto('api_tokens').values(row).execute();
+  return { token, row: { id: id!, shop_id: shopId, name, hint: row.token_hint, created_at: now, last_used_at: null, revoked_at: null } };
+}
+
+export async function listTokens(db: DB, shopId: number): Promise<TokenRow[]> {
+  const rows = await db
+    .selectFrom('api_tokens')
+    .select(['id', 'shop_id', 'name', 'token_hint as hint', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('shop_id', '=', shopId)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...r, id: Number(r.id), shop_id: Number(r.shop_id) }));
+}
+
+/** Revokes a token; false when the shop has no such token. Revoking twice keeps the first time. */
+export async function revokeToken(db: DB, shopId: number, tokenId: number, now: number): Promise<boolean> {
+  const exists = await db.selectFrom('api_tokens').select('id').where('shop_id', '=', shopId).where('id', '=', tokenId).executeTakeFirst();
+  if (!exists) return false;
+  await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: now })
+    .where('shop_id', '=', shopId)
+    .where('id', '=', tokenId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return true;
+}
+
+/** The shop a live token belongs to. */
+export async function findShopByToken(db: DB, token: string): Promise<Shop | undefined> {
+  const row = await db
+    .selectFrom('api_tokens')
+    .innerJoin('shops', 'shops.id', 'api_tokens.shop_id')
+    .selectAll('shops')
+    .where('api_tokens.token_hash', '=', hashToken(token))
+    .where('api_tokens.revoked_at', 'is', null)
+    .executeTakeFirst();
+  return row && toShop(row);
+}

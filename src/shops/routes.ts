@@ -1,0 +1,60 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { isoTime } from '../clock.js';
+import { runWrite } from '../http/idempotency.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { updateShop, type Shop as ShopRow } from './repository.js';
+
+export const Shop = Type.Object(
+  {
+    id: Type.Integer({ examples: [1] }),
+    name: Type.String({ examples: ['Acme Coffee'] }),
+    per_event_expiry: Type.Boolean({ description: 'Whether points events may set their own expires_at' }),
+    points_expiry_days: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: 'Days after applied_at that granted points and credits expire; null means never',
+      examples: [365],
+    }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Shop', title: 'Shop' },
+);
+
+export const ShopUpdate = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    per_event_expiry: Type.Optional(Type.Boolean()),
+    points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
+  },
+  { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
+);
+
+export function shopJson(shop: ShopRow): Static<typeof Shop> {
+  return { ...shop, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
+}
+
+export function registerShopRoutes(app: FastifyInstance): void {
+  app.get(
+    '/shop',
+    { schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
+    async (request) => ({ data: shopJson(request.shop) }),
+  );
+
+  app.patch(
+    '/shop',
+    {
+      schema: {
+        tags: ['Shop'],
+        summary: 'Update the shop\'s settings',
+        description: 'Changes apply to points events created afterwards; existing lots keep their expiry.',
+        body: ShopUpdate,
+        response: { 200: DataEnvelope(Shop), ...errorResponses('write') },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, async (trx) => {
+        const shop = await updateShop(trx, request.shop.id, request.body as Static<typeof ShopUpdate>, app.clock());
+        return { status: 200, body: { data: shopJson(shop!) } };
+      }),
+  );
+}
