@@ -1,7 +1,10 @@
+import { ledger } from './ledger.js';
+import { lists } from './lists.js';
+
 export interface Benchmark {
   description: string;
   run(args: string[]): Promise<void>;
 }
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = {};
+export const benchmarks: Record<string, Benchmark> = { ledger, lists };

@@ -12,8 +12,10 @@ import { registerJsonBody } from './http/json-body.js';
 import { registerMetrics } from './http/metrics.js';
 import { API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerLoadShedding, registerRateLimit } from './http/protection.js';
+import { PAGINATION_SCHEMAS } from './http/pagination.js';
 import { validatorCompiler } from './http/validation.js';
-import { registerCustomerRoutes } from './customers/routes.js';
+import { registerRecordRoutes } from './records/routes.js';
+import { registerLedgerRoutes } from './ledger/routes.js';
 import { registerShopRoutes } from './shops/routes.js';
 
 declare module 'fastify' {
@@ -50,7 +52,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // While closing, new requests get 503 in the documented error shape (http/health.ts).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
   });
@@ -61,6 +64,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('clock', deps.clock ?? systemClock);
 
   app.setValidatorCompiler(validatorCompiler);
+  for (const schema of PAGINATION_SCHEMAS) app.addSchema(schema);
   registerErrorHandling(app);
   registerJsonBody(app);
 
@@ -84,7 +88,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerAuth(api);
       await registerRateLimit(api, config);
       registerShopRoutes(api);
-      registerCustomerRoutes(api);
+      registerRecordRoutes(api);
+      registerLedgerRoutes(api);
     },
     { prefix: API_PREFIX },
   );

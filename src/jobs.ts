@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
+import { sweepExpiredLots } from './ledger/expiry.js';
 
 // Background work that runs inside `loyalty serve`. Each job must be safe to run in several
 // processes at once (they take a database lock or are idempotent).
@@ -16,6 +17,7 @@ export const jobs: Job[] = [
     intervalMs: () => 15 * 60_000,
     run: (app) => pruneIdempotencyKeys(app.db, app.clock() - app.config.idempotencyTtlHours * 3_600_000),
   },
+  { name: 'expire-lots', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sweepExpiredLots(app.db, app.clock()) },
 ];
 
 /** Starts every job on its interval; the returned function stops them and waits for runs in progress. */

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { CliError } from './cli/context.js';
+import { registerDemoCommand } from './cli/demo.js';
+import { registerImportCommand } from './cli/import.js';
 import { registerServeCommands } from './cli/serve.js';
 import { registerShopCommands } from './cli/shops.js';
 import { ConfigError } from './config.js';
@@ -13,14 +15,16 @@ const program = new Command()
 
 registerServeCommands(program);
 registerShopCommands(program);
+registerImportCommand(program);
+registerDemoCommand(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  // Commander has already printed its own message (unknown option, missing argument, --help).
   if (error instanceof CommanderError) process.exit(error.exitCode);
-  if (error instanceof CliError || error instanceof ConfigError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    process.exit(2);
-  }
-  throw error;
+  // Bad input or configuration (exit 2), or a failure such as a database that cannot be
+  // reached (exit 1): one line a person can act on, no stack trace.
+  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(error instanceof CliError || error instanceof ConfigError ? 2 : 1);
 }

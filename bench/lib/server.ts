@@ -5,8 +5,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // Benchmarks measure the real server: a child process running `loyalty serve`, as deployed.
+// The tests that need a real process (first run, shutdown, kill -9) start it the same way.
 
-const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/main.js');
+/** The compiled CLI, whether this file runs compiled (dist/bench/lib) or from source (bench/lib). */
+function findMain(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  return path.join(dir, 'dist', 'src', 'main.js');
+}
+
+export const MAIN = findMain();
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -19,22 +27,36 @@ export async function freePort(): Promise<number> {
   });
 }
 
+export interface StartOptions {
+  /** Collect stdout and stderr (see `output()`) instead of passing them through. */
+  capture?: boolean;
+  cwd?: string;
+}
+
 export interface ServerProcess {
   url: string;
   port: number;
   child: ChildProcess;
+  /** What the process printed so far, when started with `capture`. */
+  output(): { stdout: string; stderr: string };
   /** Peak resident set size so far, in bytes (VmHWM). */
   peakRss(): number;
   stop(): Promise<void>;
 }
 
-/** Starts `loyalty serve` on DATABASE_URL and waits until /readyz answers. */
-export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+/**
+ * Starts `loyalty serve` on DATABASE_URL (null: the default database, relative to `cwd`) and
+ * waits until /readyz answers.
+ */
+export async function startServer(databaseUrl: string | null, env: Record<string, string> = {}, options: StartOptions = {}): Promise<ServerProcess> {
   const port = await freePort();
+  const inherited: Record<string, string | undefined> = { ...process.env };
+  delete inherited.DATABASE_URL;
   const child = spawn(process.execPath, [MAIN, 'serve'], {
+    cwd: options.cwd,
     env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
+      ...inherited,
+      ...(databaseUrl === null ? {} : { DATABASE_URL: databaseUrl }),
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -43,24 +65,31 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
       MAX_EVENT_LOOP_DELAY_MS: '0',
       ...env,
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', options.capture ? 'pipe' : 'inherit', options.capture ? 'pipe' : 'inherit'],
   });
+  const out = { stdout: '', stderr: '' };
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}${out.stderr ? `: ${out.stderr}` : ''}`);
     try {
       if ((await fetch(`${url}/readyz`)).ok) break;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('server did not become ready in 30 s');
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('server did not become ready in 30 s');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
     url,
     port,
     child,
+    output: () => ({ ...out }),
     peakRss() {
       const status = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
       const kb = /VmHWM:\s+(\d+) kB/.exec(status);

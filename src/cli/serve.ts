@@ -1,43 +1,52 @@
+import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../app.js';
 import { loadConfig, type Config } from '../config.js';
 import { connect } from '../db/connect.js';
 import { migrateToLatest } from '../db/migrator.js';
-import { startJobs } from '../jobs.js';
 import { countShops, createShop, createToken } from '../shops/repository.js';
 import { withDatabase } from './context.js';
 
 /** On an empty database, a demo shop and a token, so the first curl works. */
-async function bootstrap(app: FastifyInstance, config: Config): Promise<void> {
-  if (!config.bootstrap || (await countShops(app.db)) > 0) return;
+async function bootstrap(app: FastifyInstance, config: Config): Promise<string | null> {
+  if (!config.bootstrap || (await countShops(app.db)) > 0) return null;
   const now = app.clock();
   const shop = await createShop(app.db, { name: 'Demo shop', points_expiry_days: 365 }, now);
   const { token } = await createToken(app.db, shop.id, 'bootstrap', now);
+  app.log.info({ shop_id: shop.id }, 'created a demo shop on the empty database');
+  return token;
+}
+
+function printWelcome(app: FastifyInstance, config: Config, token: string): void {
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const { port } = app.server.address() as AddressInfo;
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   process.stdout.write(
     [
       '',
-      `Created a demo shop (id ${shop.id}) on the empty database. Its API token is shown only this once:`,
+      'Created a demo shop on the empty database. Its API token is shown only this once:',
       '',
       `  ${token}`,
       '',
       'Try it:',
       '',
-      `  curl -H "Authorization: Bearer ${token}" http://${host}:${config.port}/merchant_api/v1/shop`,
+      `  curl -H "Authorization: Bearer ${token}" ${base}/merchant_api/v1/shop`,
       '',
-      `API reference: http://${host}:${config.port}/docs`,
+      `API reference: ${base}/docs`,
       '',
     ].join('\n'),
   );
 }
 
 export async function serve(config: Config): Promise<void> {
+  // Loaded here, not at the top, so the administrative commands start quickly.
+  const [{ buildApp }, { startJobs }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
   const database = connect(config.databaseUrl);
   await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
-  await bootstrap(app, config);
+  const token = await bootstrap(app, config);
   await app.listen({ host: config.host, port: config.port });
+  if (token !== null) printWelcome(app, config, token);
   const stopJobs = startJobs(app);
 
   let stopping = false;

@@ -3,11 +3,22 @@ import { isoTime } from '../clock.js';
 import { createShop, createToken, getShop, listShops, listTokens, revokeToken, updateShop, type Shop, type ShopSettings } from '../shops/repository.js';
 import { CliError, output, parseId, table, withDatabase } from './context.js';
 
-function expiryDays(value: string): number | null {
-  if (value === 'never' || value === 'none') return null;
+const NEVER = 'never';
+
+/** Commander stores a parser's null as '', so "never" stays a word until it reaches the shop. */
+function expiryDays(value: string): number | typeof NEVER {
+  if (value === 'never' || value === 'none') return NEVER;
   const days = parseId(value, '--expiry-days');
   if (days > 36500) throw new CliError('--expiry-days must be at most 36500');
   return days;
+}
+
+const toDays = (value: number | typeof NEVER | undefined): number | null | undefined => (value === NEVER ? null : value);
+
+function shopName(value: string): string {
+  const name = value.trim();
+  if (name === '' || name.length > 255) throw new CliError('--name must be 1 to 255 characters');
+  return name;
 }
 
 function shopView(shop: Shop) {
@@ -22,14 +33,14 @@ export function registerShopCommands(program: Command): void {
   shops
     .command('create')
     .description('Create a shop and its first API token (shown once)')
-    .requiredOption('--name <name>', 'shop name')
+    .requiredOption('--name <name>', 'shop name', shopName)
     .option('--per-event-expiry', 'allow points events to set their own expires_at', false)
     .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
     .option('--json', 'print JSON', false)
-    .action(async (opts: { name: string; perEventExpiry: boolean; expiryDays?: number | null; json: boolean }) => {
+    .action(async (opts: { name: string; perEventExpiry: boolean; expiryDays?: number | typeof NEVER; json: boolean }) => {
       await withDatabase(async ({ db }) => {
         const now = Date.now();
-        const shop = await createShop(db, { name: opts.name, per_event_expiry: opts.perEventExpiry, points_expiry_days: opts.expiryDays ?? null }, now);
+        const shop = await createShop(db, { name: opts.name, per_event_expiry: opts.perEventExpiry, points_expiry_days: toDays(opts.expiryDays) ?? null }, now);
         const { token } = await createToken(db, shop.id, 'default', now);
         output(opts.json, { shop: shopView(shop), token }, () =>
           `Created shop ${shop.id} (${shop.name}).\nAPI token (shown once, keep it secret): ${token}`,
@@ -51,17 +62,17 @@ export function registerShopCommands(program: Command): void {
   shops
     .command('update <id>')
     .description('Change a shop\'s name or expiry settings')
-    .option('--name <name>', 'new name')
+    .option('--name <name>', 'new name', shopName)
     .option('--per-event-expiry', 'allow points events to set their own expires_at')
     .option('--no-per-event-expiry', 'use the shop\'s expiry for every points event')
     .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
     .option('--json', 'print JSON', false)
-    .action(async (id: string, opts: { name?: string; perEventExpiry?: boolean; expiryDays?: number | null; json: boolean }) => {
+    .action(async (id: string, opts: { name?: string; perEventExpiry?: boolean; expiryDays?: number | typeof NEVER; json: boolean }) => {
       const shopId = parseId(id, 'shop id');
       const settings: ShopSettings = {};
       if (opts.name !== undefined) settings.name = opts.name;
       if (opts.perEventExpiry !== undefined) settings.per_event_expiry = opts.perEventExpiry;
-      if (opts.expiryDays !== undefined) settings.points_expiry_days = opts.expiryDays;
+      if (opts.expiryDays !== undefined) settings.points_expiry_days = toDays(opts.expiryDays);
       if (Object.keys(settings).length === 0) throw new CliError('Nothing to change: give --name, --[no-]per-event-expiry or --expiry-days');
       await withDatabase(async ({ db }) => {
         const shop = await updateShop(db, shopId, settings, Date.now());
@@ -83,7 +94,7 @@ export function registerShopCommands(program: Command): void {
       await withDatabase(async ({ db }) => {
         if (!(await getShop(db, shopId))) throw new CliError(`No shop with id ${shopId}`);
         const { token, row } = await createToken(db, shopId, opts.name, Date.now());
-        output(opts.json, { token: { id: row.id, name: row.name, hint: row.hint }, secret: token }, () =>
+        output(opts.json, { id: row.id, shop_id: shopId, name: row.name, hint: row.hint, token }, () =>
           `Created token ${row.id} (${row.name}) for shop ${shopId}.\nAPI token (shown once, keep it secret): ${token}`,
         );
       });

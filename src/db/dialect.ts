@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
-import type { DB } from './tables.js';
+import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
+import type { DB, Tables } from './tables.js';
 
 // Everything that is written differently for SQLite and PostgreSQL above the driver.
 
@@ -70,4 +70,65 @@ export async function allocateIds(trx: DB, shopId: number, table: string, count:
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/**
+ * Locks customers' rows until the transaction ends, so that ledger writes touching the same
+ * customers run one after another. PostgreSQL: SELECT ... FOR UPDATE, in ascending remote_id
+ * so that two writers always lock in the same order and never deadlock. SQLite: write
+ * transactions are already serialised (one connection, BEGIN IMMEDIATE).
+ */
+export async function lockCustomers(trx: DB, shopId: number, remoteIds: readonly number[]): Promise<void> {
+  if (!isPostgres(trx) || remoteIds.length === 0) return;
+  const sorted = [...new Set(remoteIds)].sort((a, b) => a - b);
+  for (let i = 0; i < sorted.length; i += 1000) {
+    await trx
+      .selectFrom('customers')
+      .select('remote_id')
+      .where('shop_id', '=', shopId)
+      .where('remote_id', 'in', sorted.slice(i, i + 1000))
+      .orderBy('remote_id')
+      .forUpdate()
+      .execute();
+  }
+}
+
+const MAX_SQLITE_PARAMETERS = 30_000;
+const insertTexts = new Map<string, string>();
+
+/**
+ * Inserts many rows (all with the same keys, in the same order): the ledger's hot path.
+ * PostgreSQL: one JSON parameter expanded by json_populate_recordset, which the server parses
+ * far faster than thousands of bound values. SQLite: multi-row VALUES under its 32766 bound
+ * parameters, with the SQL text built once per shape (a query tree per value costs more than
+ * the insert).
+ */
+export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows: readonly Tables[T][]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]!);
+  if (isPostgres(trx)) {
+    const refs = sql.join(columns.map((c) => sql.ref(c)));
+    for (let i = 0; i < rows.length; i += 5000) {
+      const json = JSON.stringify(rows.slice(i, i + 5000));
+      await sql`insert into ${sql.table(table)} (${refs}) select ${refs} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)`.execute(trx);
+    }
+    return;
+  }
+  const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
+  for (let start = 0; start < rows.length; start += size) {
+    const end = Math.min(rows.length, start + size);
+    const key = `${table}:${columns.join(',')}:${end - start}`;
+    let text = insertTexts.get(key);
+    if (text === undefined) {
+      const row = `(${columns.map(() => '?').join(', ')})`;
+      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: end - start }, () => row).join(', ')}`;
+      insertTexts.set(key, text);
+    }
+    const params: unknown[] = [];
+    for (let i = start; i < end; i++) {
+      const values = rows[i] as unknown as Record<string, unknown>;
+      for (const column of columns) params.push(values[column]);
+    }
+    await trx.executeQuery(CompiledQuery.raw(text, params));
+  }
 }

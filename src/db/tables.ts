@@ -88,6 +88,78 @@ export interface LotConsumptionsTable {
   amount: number;
 }
 
+/** Records synced from the commerce platform are keyed by remote_id, native ones by id. */
+interface Timestamps {
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrdersTable extends Timestamps {
+  shop_id: number;
+  remote_id: number;
+  customer_remote_id: number | null;
+  /** Hundredths of the currency. */
+  total: number;
+  currency: string;
+  financial_status: string;
+  placed_at: number;
+}
+
+export interface SubscriptionContractsTable extends Timestamps {
+  shop_id: number;
+  remote_id: number;
+  customer_remote_id: number;
+  status: string;
+  next_billing_date: number;
+}
+
+export interface SubscriptionBillingAttemptsTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  subscription_contract_remote_id: number;
+  status: string;
+  /** Hundredths of the currency. */
+  amount: number;
+  currency: string;
+  failure_reason: string | null;
+  attempted_at: number;
+}
+
+export interface RewardsTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  name: string;
+  points_price: number;
+  kind: string;
+  /** Hundredths (of the currency, or of a percent). */
+  value: number;
+  enabled: number;
+}
+
+export interface VipTiersTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  name: string;
+  points_threshold: number;
+}
+
+export interface ReferralsTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  referrer_remote_id: number;
+  referred_email: string;
+  status: string;
+}
+
+export interface WebhooksTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  topic: string;
+  url: string;
+  /** Signs deliveries; shown once, when the webhook is created. */
+  secret: string;
+}
+
 export interface Tables {
   shops: ShopsTable;
   api_tokens: ApiTokensTable;
@@ -97,6 +169,13 @@ export interface Tables {
   points_events: PointsEventsTable;
   points_lots: PointsLotsTable;
   lot_consumptions: LotConsumptionsTable;
+  orders: OrdersTable;
+  subscription_contracts: SubscriptionContractsTable;
+  subscription_billing_attempts: SubscriptionBillingAttemptsTable;
+  rewards: RewardsTable;
+  vip_tiers: VipTiersTable;
+  referrals: ReferralsTable;
+  webhooks: WebhooksTable;
 }
 
 export type DB = Kysely<Tables>;

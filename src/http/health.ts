@@ -1,19 +1,52 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../errors.js';
+import { errorRef } from './schemas.js';
 
-const Status = Type.Object({ status: Type.String({ examples: ['ok'] }) });
+const Status = Type.Object({ status: Type.String({ examples: ['ok'] }) }, { description: 'OK' });
+
+/** Seconds a load balancer should wait before asking a not-ready process again. */
+const READY_RETRY_AFTER_SECONDS = 5;
 
 /** Liveness (the process answers) and readiness (the database answers). */
 export function registerHealth(app: FastifyInstance): void {
-  app.get('/healthz', { schema: { tags: ['Operations'], summary: 'Liveness probe', security: [], response: { 200: Status } } }, async () => ({ status: 'ok' }));
-
-  app.get('/readyz', { schema: { tags: ['Operations'], summary: 'Readiness probe: the database answers', security: [], response: { 200: Status } } }, async () => {
-    try {
-      await app.database.ping();
-    } catch {
-      throw new AppError('unavailable', 'The database is not reachable', { headers: { 'retry-after': '5' } });
-    }
-    return { status: 'ok' };
+  // While shutting down, requests already running finish, new ones (on a connection that was
+  // open before) answer 503, and every response closes its connection: a keep-alive client
+  // moves on at once instead of holding the process open until the idle timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new AppError('unavailable', 'The server is shutting down; retry after the time in Retry-After', { headers: { 'retry-after': '1' } });
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
+  app.get(
+    '/healthz',
+    { schema: { tags: ['Operations'], summary: 'Liveness probe: the process answers', security: [], response: { 200: Status } } },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Readiness probe: the database answers',
+        security: [],
+        response: { 200: Status, 503: errorRef(503, 'The database does not answer, or the process is overloaded or shutting down') },
+      },
+    },
+    async () => {
+      try {
+        await app.database.ping();
+      } catch {
+        throw new AppError('unavailable', 'The database is not reachable', { headers: { 'retry-after': String(READY_RETRY_AFTER_SECONDS) } });
+      }
+      return { status: 'ok' };
+    },
+  );
 }

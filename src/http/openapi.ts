@@ -1,9 +1,75 @@
 import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import { Type } from 'typebox';
+import { MAX_KEY_LENGTH } from './idempotency.js';
 import { ErrorResponse } from './schemas.js';
 
 export const API_PREFIX = '/merchant_api/v1';
+
+/** Every tag a route may use, with its description (the OpenAPI linter rejects undefined tags). */
+export const TAGS: { name: string; description: string }[] = [
+  { name: 'Shop', description: 'The authenticated shop and its settings' },
+  { name: 'Customers', description: 'Customers synced from the commerce platform, with their balances' },
+  { name: 'Points events', description: 'The points and store-credit ledger: grants and deductions, one at a time or in batches' },
+  { name: 'Orders', description: 'Orders synced from the commerce platform' },
+  { name: 'Subscriptions', description: 'Subscription contracts and their billing attempts' },
+  { name: 'Rewards', description: 'Rewards customers redeem points for' },
+  { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },
+  { name: 'Referrals', description: 'Customers referring customers' },
+  { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },
+  { name: 'Operations', description: 'Health and readiness probes' },
+];
+
+const VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'put', PATCH: 'update', DELETE: 'delete' };
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content' };
+
+const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+
+/** `GET /merchant_api/v1/customers/:remote_id` → `getCustomersByRemoteId`, unless the route names its own. */
+export function operationId(method: string, url: string): string {
+  const parts = url
+    .replace(API_PREFIX, '')
+    .split('/')
+    .filter(Boolean)
+    .map((part) => (part.startsWith(':') ? `By${pascal(part.slice(1))}` : pascal(part)));
+  return (VERBS[method] ?? method.toLowerCase()) + parts.join('');
+}
+
+const IdempotencyHeader = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_KEY_LENGTH,
+      description: 'Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)',
+      examples: ['order-5531-points'],
+    }),
+  ),
+});
+
+/**
+ * Documentation every route gets without having to say it: an operationId, a description of
+ * each success response, and Idempotency-Key on writes. It changes the document only, never
+ * how requests are validated.
+ */
+function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[] } }) {
+  const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+  const out: Record<string, unknown> = { ...schema };
+  out.operationId ??= operationId(method, url);
+  if (url.startsWith(API_PREFIX) && WRITE_METHODS.has(method) && out.headers === undefined) out.headers = IdempotencyHeader;
+  if (out.response !== undefined) {
+    const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };
+    for (const [status, response] of Object.entries(responses)) {
+      const description = SUCCESS_DESCRIPTIONS[status];
+      if (description && typeof response === 'object' && response !== null && !('description' in response)) {
+        responses[status] = { ...response, description };
+      }
+    }
+    out.response = responses;
+  }
+  return { schema: out as FastifySchema, url };
+}
 
 /**
  * The OpenAPI 3.1 document is generated from the same route schemas that validate requests
@@ -22,21 +88,26 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           'and read everything back through exact cursor or offset pagination.\n\n' +
           'Authenticate with `Authorization: Bearer <token>` (the bare token works too). ' +
           'Every write accepts an `Idempotency-Key` header: a retry with the same key replays the first response ' +
-          'with `Idempotent-Replayed: true` and changes nothing.',
+          'with `Idempotent-Replayed: true` and changes nothing.\n\n' +
+          'Every error has the same shape (the `Error` schema) and every response carries `X-Request-Id`.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      servers: [{ url: 'http://localhost:3000', description: 'Local server' }],
+      // Relative to where the document is served, unless PUBLIC_URL names the public address.
+      servers: [{ url: app.config.publicUrl ?? '/', description: 'This server' }],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'A shop API token (`lty_…`), created with `loyalty tokens create`' },
         },
       },
       security: [{ bearerAuth: [] }],
-      tags: [
-        { name: 'Shop', description: 'The authenticated shop and its settings' },
-        { name: 'Customers', description: 'Customers synced from the commerce platform, with their balances' },
-        { name: 'Operations', description: 'Health and readiness probes' },
-      ],
+      tags: TAGS,
+    },
+    transform: documentRoute as never,
+    // Only the tags some operation uses, so /docs shows no empty sections.
+    transformObject: (documentObject) => {
+      const doc = (documentObject as { openapiObject: unknown }).openapiObject as { paths?: Record<string, Record<string, { tags?: string[] }>>; tags?: { name: string }[] };
+      const used = new Set(Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])));
+      return { ...doc, tags: (doc.tags ?? []).filter((tag) => used.has(tag.name)) } as never;
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { sendError } from './error-handler.js';
 
 /**
  * Load shedding: when the event loop lags past the limit, answer 503 with Retry-After at once
@@ -16,10 +15,22 @@ export async function registerLoadShedding(app: FastifyInstance, config: Config)
   await app.register(underPressure, {
     maxEventLoopDelay: config.loadShedding.maxEventLoopDelayMs,
     retryAfter,
-    pressureHandler: (_request, reply) => {
-      sendError(reply, new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', { headers: { 'retry-after': String(retryAfter) } }));
+    // A rejected promise goes to the error handler, which writes the documented error shape.
+    pressureHandler: async () => {
+      throw new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', { headers: { 'retry-after': String(retryAfter) } });
     },
   });
+}
+
+/** Connects to Redis before the first request, so the first requests are counted too. */
+async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  const redis = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+  redis.on('error', (err) => app.log.warn({ err }, 'rate limit store unavailable'));
+  app.addHook('onClose', async () => {
+    redis.disconnect();
+  });
+  await redis.connect().catch((err) => app.log.warn({ err }, 'rate limit store unavailable at start; requests are not limited until it answers'));
+  return redis;
 }
 
 /**
@@ -27,18 +38,12 @@ export async function registerLoadShedding(app: FastifyInstance, config: Config)
  * REDIS_URL is set, so that every API process shares the count.
  */
 export async function registerRateLimit(scope: FastifyInstance, config: Config): Promise<void> {
-  const redis = config.rateLimit.redisUrl
-    ? new Redis(config.rateLimit.redisUrl, { connectTimeout: 2000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
-    : undefined;
-  if (redis) {
-    redis.on('error', (err) => scope.log.warn({ err }, 'rate limit store unavailable'));
-    scope.addHook('onClose', async () => {
-      redis.disconnect();
-    });
-  }
+  const redis = config.rateLimit.redisUrl ? await connectRedis(scope, config.rateLimit.redisUrl) : undefined;
   await scope.register(rateLimit, {
     global: true,
-    hook: 'preHandler',
+    // Before the body is parsed and validated, so rejected requests count as well. Route hooks
+    // of this phase run after the scope's onRequest hook that authenticates.
+    hook: 'preParsing',
     max: config.rateLimit.max,
     timeWindow: config.rateLimit.windowMs,
     keyGenerator: (request) => `shop:${request.shop.id}`,
@@ -47,6 +52,6 @@ export async function registerRateLimit(scope: FastifyInstance, config: Config):
     skipOnError: true,
     ...(redis ? { redis, nameSpace: 'loyalty-rl:' } : {}),
     errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${context.after} exceeded; retry after the time in Retry-After`),
+      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${config.rateLimit.windowMs / 1000} seconds exceeded; retry after the time in Retry-After`),
   });
 }

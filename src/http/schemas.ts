@@ -1,28 +1,55 @@
 import { Type, type TSchema } from 'typebox';
-import { ERROR_CODES } from '../errors.js';
+import { ERROR_CODES, errorStatus, errorType, type ErrorCode } from '../errors.js';
 
 // Shapes shared by many routes. Every route declares its responses with these, so the
 // OpenAPI document, the serialiser and the tests agree.
 
 export const ErrorDetail = Type.Object({
-  param: Type.String({ examples: ['points_events[3].points_amount'] }),
+  param: Type.String({ description: 'Where in the request the problem is', examples: ['points_events[3].points_amount'] }),
   code: Type.String({ examples: ['not_an_int32'] }),
   message: Type.String({ examples: ['points_amount must be an integer between -2147483648 and 2147483647'] }),
 });
 
+/** One example message per code, for the documentation; a new code must come with one. */
+const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
+  invalid_json: 'The request body is not valid JSON',
+  invalid_parameter: 'pagination[limit] must be an integer between 1 and 250',
+  unauthorized: 'The API token is unknown or has been revoked',
+  not_found: 'No customer with id "7012345678"',
+  idempotency_key_in_use: 'A request with this Idempotency-Key is still being processed; retry later',
+  payload_too_large: 'The request body is larger than the limit',
+  unsupported_media_type: 'Request bodies must be JSON, sent with Content-Type: application/json',
+  validation_failed: '2 points events are invalid',
+  idempotency_key_mismatch: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
+  rate_limited: 'Rate limit of 6000 requests per 60 seconds exceeded; retry after the time in Retry-After',
+  internal_error: 'Something went wrong on our side; the request ID identifies it in our logs',
+  unavailable: 'The service is overloaded; retry after the time in Retry-After',
+};
+
+function exampleError(code: ErrorCode) {
+  const error: Record<string, unknown> = { type: errorType(code), code, message: EXAMPLE_MESSAGES[code], request_id: 'req_2Vq8dJcKx1mQ4n7' };
+  if (code === 'validation_failed') {
+    error.details = [
+      { param: 'points_events[3].points_amount', code: 'not_an_int32', message: 'points_amount must be an integer between -2147483648 and 2147483647' },
+      { param: 'points_events[7].customer_identifier', code: 'customer_not_found', message: 'No customer with e-mail "ada@example.com"' },
+    ];
+  }
+  return { error };
+}
+
 export const ErrorResponse = Type.Object(
   {
     error: Type.Object({
-      type: Type.Union(
-        ['invalid_request_error', 'authentication_error', 'idempotency_error', 'rate_limit_error', 'api_error'].map((t) => Type.Literal(t)),
-      ),
-      code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c))),
-      message: Type.String(),
-      request_id: Type.String({ examples: ['req_2Vq8dJcKx1'] }),
-      details: Type.Optional(Type.Array(ErrorDetail)),
+      type: Type.Enum(['invalid_request_error', 'authentication_error', 'idempotency_error', 'rate_limit_error', 'api_error'], {
+        description: 'The broad class of the error',
+      }),
+      code: Type.Enum(ERROR_CODES, { description: 'What went wrong; a program can branch on it' }),
+      message: Type.String({ description: 'For the developer reading it; may change' }),
+      request_id: Type.String({ description: 'Also in the X-Request-Id header; quote it when asking for help', examples: ['req_2Vq8dJcKx1mQ4n7'] }),
+      details: Type.Optional(Type.Array(ErrorDetail, { description: 'Every failing field (up to 100)', maxItems: 100 })),
     }),
   },
-  { $id: 'Error', title: 'Error' },
+  { $id: 'Error', title: 'Error', description: 'The body of every non-2xx response', examples: [exampleError('validation_failed')] },
 );
 
 /** `{"data": T}`, the envelope of every single-record response. */
@@ -48,12 +75,23 @@ const WRITE_ERRORS = {
 
 export type ErrorStatus = keyof typeof COMMON_ERRORS | keyof typeof WRITE_ERRORS | 404;
 
-const errorRef = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: 'Error#' } } } });
+const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying', examples: [1] } };
+
+/** A documented error response: the shared Error schema, an example of each code the status carries. */
+export function errorRef(status: number, description: string) {
+  const codes = ERROR_CODES.filter((code) => errorStatus(code) === status);
+  const examples = Object.fromEntries(codes.map((code) => [code, { summary: code, value: exampleError(code) }]));
+  return {
+    description,
+    ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+    content: { 'application/json': { schema: { $ref: 'Error#' }, ...(codes.length > 0 ? { examples } : {}) } },
+  };
+}
 
 /** The documented error responses of a route: the common ones plus those it names. */
 export function errorResponses(kind: 'read' | 'write', extra: Partial<Record<ErrorStatus, string>> = {}): Record<number, unknown> {
   const out: Record<number, unknown> = {};
   const all: Record<number, string | undefined> = { ...COMMON_ERRORS, ...(kind === 'write' ? WRITE_ERRORS : {}), ...extra };
-  for (const [status, description] of Object.entries(all)) if (description) out[Number(status)] = errorRef(description);
+  for (const [status, description] of Object.entries(all)) if (description) out[Number(status)] = errorRef(Number(status), description);
   return out;
 }

@@ -48,6 +48,8 @@ export interface SetupOptions {
   config?: Partial<Config>;
   shop?: Partial<ShopSettings>;
   now?: number;
+  /** Where the app's JSON log lines go (set config.logLevel too; tests default to silent). */
+  logStream?: NodeJS.WritableStream;
 }
 
 /** Builds the app exactly as `loyalty serve` does, on a database of its own. */
@@ -63,7 +65,7 @@ export async function setup(options: SetupOptions = {}): Promise<TestContext> {
   });
   const database = connect(testDb.url);
   await migrateToLatest(database.db);
-  const app = await buildApp(config, { database, clock: clock.read });
+  const app = await buildApp(config, { database, clock: clock.read, ...(options.logStream ? { logStream: options.logStream } : {}) });
 
   const makeShop = async (settings: Partial<ShopSettings> = {}): Promise<TestShop> => {
     const shop = await createShop(database.db, { name: 'Test shop', ...settings }, clock.now);

@@ -20,6 +20,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('credits_balance', 'bigint', (c) => c.notNull()),
   ).execute();
   await db.schema.createIndex('points_events_customer').on('points_events').columns(['shop_id', 'customer_remote_id', 'id']).execute();
+  // Sorting and filtering the ledger by applied_at (ties broken by id, as pagination does).
+  await db.schema.createIndex('points_events_applied_at').on('points_events').columns(['shop_id', 'applied_at', 'id']).execute();
 
   // What each grant left to spend. kind: 'points' | 'credits'. remaining reaches 0 when spent
   // or when the expiry sweep records its expiration.
@@ -34,10 +36,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('expires_at', 'bigint')
       .addColumn('created_at', 'bigint', (c) => c.notNull()),
   ).execute();
+  // Covers the balance query (remaining included), so balances never read the table itself.
   await db.schema
     .createIndex('points_lots_open')
     .on('points_lots')
-    .columns(['shop_id', 'customer_remote_id', 'kind', 'expires_at'])
+    .columns(['shop_id', 'customer_remote_id', 'kind', 'expires_at', 'remaining'])
     .where(sql.ref('remaining'), '>', 0)
     .execute();
   await db.schema

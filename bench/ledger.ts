@@ -1,0 +1,175 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { connect, type Database } from '../src/db/connect.js';
+import { transaction } from '../src/db/dialect.js';
+import { migrateToLatest } from '../src/db/migrator.js';
+import type { PointsEventsTable } from '../src/db/tables.js';
+import { createShop, createToken } from '../src/shops/repository.js';
+import type { Benchmark } from './index.js';
+import { mb, startServer } from './lib/server.js';
+
+// `npm run bench -- ledger [sqlite|postgres]`: batches of 1000 grants over 10,000 customers
+// sent over HTTP to a real server, against the ceiling of the same event rows inserted with
+// plain multi-row INSERTs into the same database, without HTTP.
+
+const PG_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const CUSTOMERS = 10_000;
+const BATCH = 1000;
+const CONCURRENCY = 4;
+const WARMUP_BATCHES = 5;
+const PLAN = { sqlite: { batches: 200, target: 50_000 }, postgres: { batches: 100, target: 20_000 } } as const;
+type Dialect = keyof typeof PLAN;
+
+interface Scratch {
+  url: string;
+  drop(): Promise<void>;
+}
+
+async function scratchDatabase(dialect: Dialect): Promise<Scratch> {
+  if (dialect === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loyalty-bench-'));
+    return { url: `sqlite:${path.join(dir, 'bench.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `loyalty_bench_${process.pid}`;
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`drop database if exists ${name} with (force)`);
+  await admin(`create database ${name}`);
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+async function seedCustomers(database: Database, shopId: number, now: number): Promise<void> {
+  const rows = Array.from({ length: CUSTOMERS }, (_, i) => ({
+    shop_id: shopId,
+    remote_id: i + 1,
+    email: `customer${i + 1}@example.com`,
+    first_name: null,
+    last_name: null,
+    phone: null,
+    birthday: null,
+    created_at: now,
+    updated_at: now,
+  }));
+  for (let i = 0; i < rows.length; i += 1000) await database.db.insertInto('customers').values(rows.slice(i, i + 1000)).execute();
+}
+
+/** Grants spread over every customer: batch b, element e goes to customer (b * 1000 + e) mod 10,000. */
+function batchBody(b: number): string {
+  const events = Array.from({ length: BATCH }, (_, e) => ({
+    customer_identifier: String(((b * BATCH + e) % CUSTOMERS) + 1),
+    source: 'order',
+    points_amount: 1 + ((b + e) % 100),
+    ...(e % 4 === 0 ? { credits_amount: 0.25 } : {}),
+    external_note: `Order #${b * BATCH + e}`,
+  }));
+  return JSON.stringify({ points_events: events });
+}
+
+async function sendBatches(url: string, token: string, bodies: string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < bodies.length) {
+      const body = bodies[next++]!;
+      const res = await fetch(`${url}/merchant_api/v1/points_events/batch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await res.text();
+      if (res.status !== 201) throw new Error(`batch answered ${res.status}: ${text.slice(0, 500)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+
+/** The same event rows, as a plain multi-row INSERT per 1000, one transaction each. */
+async function ceiling(database: Database, shopId: number, batches: number, now: number): Promise<number> {
+  const all: PointsEventsTable[][] = Array.from({ length: batches }, (_, b) =>
+    Array.from({ length: BATCH }, (_, e) => ({
+      shop_id: shopId,
+      id: b * BATCH + e + 1,
+      customer_remote_id: ((b * BATCH + e) % CUSTOMERS) + 1,
+      source: 'order',
+      points_amount: 1 + ((b + e) % 100),
+      credits_amount: e % 4 === 0 ? 25 : 0,
+      internal_note: null,
+      external_note: `Order #${b * BATCH + e}`,
+      custom_action_name: null,
+      applied_at: now,
+      expires_at: null,
+      created_at: now,
+      points_balance: 0,
+      credits_balance: 0,
+    })),
+  );
+  const started = performance.now();
+  for (const rows of all) await transaction(database.db, (trx) => trx.insertInto('points_events').values(rows).execute());
+  return (batches * BATCH) / ((performance.now() - started) / 1000);
+}
+
+async function runDialect(dialect: Dialect): Promise<void> {
+  const { batches, target } = PLAN[dialect];
+  const scratch = await scratchDatabase(dialect);
+  const database = connect(scratch.url);
+  try {
+    await migrateToLatest(database.db);
+    const now = Date.now();
+    const shop = await createShop(database.db, { name: 'Bench shop' }, now);
+    const { token } = await createToken(database.db, shop.id, 'bench', now);
+    await seedCustomers(database, shop.id, now);
+    const bodies = Array.from({ length: WARMUP_BATCHES + batches }, (_, b) => batchBody(b));
+
+    const server = await startServer(scratch.url, { EXPIRY_SWEEP_INTERVAL_MS: '0' });
+    let rate: number;
+    let rss = 0;
+    try {
+      await sendBatches(server.url, token, bodies.slice(0, WARMUP_BATCHES));
+      const started = performance.now();
+      await sendBatches(server.url, token, bodies.slice(WARMUP_BATCHES));
+      rate = (batches * BATCH) / ((performance.now() - started) / 1000);
+    } finally {
+      rss = server.peakRss();
+      await server.stop();
+    }
+
+    const other = await createShop(database.db, { name: 'Ceiling shop' }, now);
+    const plain = await ceiling(database, other.id, batches, now);
+    const ratio = rate / plain;
+    const f = (n: number) => Math.round(n).toLocaleString('en-US');
+    process.stdout.write(
+      [
+        `ledger on ${dialect}: ${f(batches * BATCH)} events in batches of ${BATCH}, ${CUSTOMERS.toLocaleString('en-US')} customers, ${CONCURRENCY} requests in flight`,
+        `  over HTTP          ${f(rate).padStart(9)} events/s   (target ${f(target)})  ${rate >= target ? 'ok' : 'BELOW TARGET'}`,
+        `  plain INSERT       ${f(plain).padStart(9)} rows/s     (ceiling, no HTTP)`,
+        `  ratio              ${ratio.toFixed(2).padStart(9)}${dialect === 'sqlite' ? `            (target 0.25)  ${ratio >= 0.25 ? 'ok' : 'BELOW TARGET'}` : ''}`,
+        `  server peak RSS    ${mb(rss).padStart(9)}${dialect === 'sqlite' ? `             (target < 300 MB)  ${rss < 300 * 1024 * 1024 ? 'ok' : 'ABOVE TARGET'}` : ''}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await database.close();
+    await scratch.drop();
+  }
+}
+
+export const ledger: Benchmark = {
+  description: 'Batches of 1000 grants over HTTP vs plain INSERT, on SQLite and PostgreSQL [sqlite|postgres]',
+  async run(args) {
+    const wanted = args.length > 0 ? args : ['sqlite', 'postgres'];
+    for (const dialect of wanted) {
+      if (!(dialect in PLAN)) throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
+      await runDialect(dialect as Dialect);
+    }
+  },
+};

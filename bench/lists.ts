@@ -1,0 +1,112 @@
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Benchmark } from './index.js';
+import { freePort, MAIN, mb, startServer } from './lib/server.js';
+import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
+
+// `npm run bench -- lists`: 1,000,000 customers imported with `loyalty import` (timed), then
+// list pages over HTTP against a real `loyalty serve`: cursor pages of 25 and 250 at random
+// depths and offset pages up to 500 × 250, beside the ceiling of a bare Fastify route that
+// answers a fixed body of the same size.
+
+const CUSTOMERS = 1_000_000;
+const SECONDS = 10;
+const CONNECTIONS = 10;
+const CEILING = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib', 'ceiling.js');
+
+function writeCustomers(file: string): void {
+  const fd = fs.openSync(file, 'w');
+  let chunk = '';
+  for (let i = 1; i <= CUSTOMERS; i++) {
+    chunk += `{"remote_id":${i},"email":"customer${i}@example.com","first_name":"First${i % 997}","last_name":"Last${i % 991}","phone":"+1 555 ${String(i % 10_000).padStart(4, '0')}","birthday":"1990-01-${String(1 + (i % 28)).padStart(2, '0')}"}\n`;
+    if (i % 10_000 === 0) {
+      fs.writeSync(fd, chunk);
+      chunk = '';
+    }
+  }
+  fs.closeSync(fd);
+}
+
+function cli(databaseUrl: string, args: string[]): string {
+  return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', maxBuffer: 1 << 26 });
+}
+
+async function startCeiling(body: string): Promise<{ url: string; stop(): void }> {
+  const file = path.join(os.tmpdir(), `ceiling-${process.pid}.json`);
+  fs.writeFileSync(file, body);
+  const port = await freePort();
+  const child = spawn(process.execPath, [CEILING, String(port), file], { stdio: 'inherit' });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url)).ok) break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return { url, stop: () => child.kill('SIGTERM') };
+}
+
+const line = (name: string, r: WrkResult, extra = '') =>
+  `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2).padStart(6)} ms   p99 ${r.p99Ms.toFixed(2).padStart(6)} ms${r.non2xx ? `   NON-2XX ${r.non2xx}` : ''}${extra}`;
+
+export const lists: Benchmark = {
+  description: 'list pages (cursor and offset) over 1,000,000 customers vs a bare Fastify ceiling; import time',
+  async run() {
+    if (!wrkAvailable()) {
+      process.stdout.write('This benchmark needs wrk: apt-get install wrk\n');
+      process.exitCode = 2;
+      return;
+    }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loyalty-lists-'));
+    const databaseUrl = `sqlite:${path.join(dir, 'bench.db')}`;
+    try {
+      const created = JSON.parse(cli(databaseUrl, ['shops', 'create', '--name', 'Bench', '--json']));
+      const shopId: number = created.shop.id;
+      const token: string = created.token;
+      const file = path.join(dir, 'customers.ndjson');
+      writeCustomers(file);
+      const started = process.hrtime.bigint();
+      const summary = JSON.parse(cli(databaseUrl, ['import', 'customers', file, '--shop', String(shopId), '--json']));
+      const importSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      process.stdout.write(
+        `import of ${summary.imported} customers: ${importSeconds.toFixed(1)} s (${(summary.imported / importSeconds).toFixed(0)} rows/s; target under 30 s)\n`,
+      );
+
+      const server = await startServer(databaseUrl);
+      const list = '/merchant_api/v1/customers';
+      try {
+        const sample = await fetch(`${server.url}${list}?pagination[since_id]=500000&pagination[limit]=25`, { headers: { authorization: `Bearer ${token}` } });
+        const body = await sample.text();
+        const ceiling = await startCeiling(body);
+        process.stdout.write(`\n${CONNECTIONS} connections, ${SECONDS} s each; page of 25 customers = ${body.length} bytes\n`);
+        try {
+          const bare = await wrk(ceiling.url, null, `"${list}"`, SECONDS, CONNECTIONS);
+          process.stdout.write(`${line('ceiling (bare Fastify, same body)', bare)}\n`);
+          const since = (limit: number) => `"${list}?pagination[since_id]=" .. math.random(0, ${CUSTOMERS}) .. "&pagination[limit]=${limit}"`;
+          const c25 = await wrk(server.url, token, since(25), SECONDS, CONNECTIONS);
+          process.stdout.write(`${line('cursor, limit 25, random depth', c25, `   ratio ${(c25.rps / bare.rps).toFixed(2)} (target ≥ 0.40, p99 < 15 ms)`)}\n`);
+          const c250 = await wrk(server.url, token, since(250), SECONDS, CONNECTIONS);
+          process.stdout.write(`${line('cursor, limit 250, random depth', c250)}\n`);
+          const offsetRandom = `"${list}?pagination[page]=" .. math.random(1, 500) .. "&pagination[per_page]=250"`;
+          const oRandom = await wrk(server.url, token, offsetRandom, SECONDS, CONNECTIONS);
+          process.stdout.write(`${line('offset, random page ≤ 500, 250/page', oRandom)}\n`);
+          const o500 = await wrk(server.url, token, `"${list}?pagination[page]=500&pagination[per_page]=250"`, SECONDS, CONNECTIONS);
+          process.stdout.write(`${line('offset, page 500 × 250', o500, '   (target p99 < 100 ms)')}\n`);
+          const sorted = await wrk(server.url, token, `"${list}?pagination[page]=500&pagination[per_page]=250&sort[order_type]=updated_at&sort[order_direction]=desc"`, SECONDS, CONNECTIONS);
+          process.stdout.write(`${line('offset, page 500 × 250, updated_at desc', sorted)}\n`);
+        } finally {
+          ceiling.stop();
+        }
+        process.stdout.write(`\nserver peak RSS ${mb(server.peakRss())}\n`);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,68 @@
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { RESOURCES, resourceNamed } from '../records/resources/index.js';
+import { importRecords, readFile } from '../records/import.js';
+import { getShop } from '../shops/repository.js';
+import { CliError, output, parseId, withDatabase } from './context.js';
+
+const importable = RESOURCES.filter((r) => r.write === 'upsert').map((r) => r.table);
+
+/** A one-line progress bar (only on a terminal), redrawn at most 10 times a second. */
+function progressBar(total: number): { advance(bytes: number): void; done(): void } {
+  if (!process.stdout.isTTY || total === 0) return { advance() {}, done() {} };
+  let seen = 0;
+  let drawn = 0;
+  const started = Date.now();
+  const draw = () => {
+    const share = Math.min(1, seen / total);
+    const width = 30;
+    const filled = Math.round(share * width);
+    const seconds = (Date.now() - started) / 1000;
+    process.stdout.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}%  ${seconds.toFixed(1)} s`);
+  };
+  return {
+    advance(bytes) {
+      seen += bytes;
+      if (Date.now() - drawn > 100) {
+        drawn = Date.now();
+        draw();
+      }
+    },
+    done() {
+      seen = total;
+      draw();
+      process.stdout.write('\n');
+    },
+  };
+}
+
+export function registerImportCommand(program: Command): void {
+  program
+    .command('import')
+    .description(`Upsert records by remote_id from an NDJSON or CSV (.csv) file; re-running it is harmless. Resources: ${importable.join(', ')}`)
+    .argument('<resource>', importable.join(' | '))
+    .argument('<file>', 'NDJSON (one JSON object per line) or CSV with a header line; remote_id is required')
+    .requiredOption('--shop <id>', 'the shop the records belong to')
+    .option('--json', 'print the summary as JSON')
+    .action(async (resource: string, file: string, options: { shop: string; json?: boolean }) => {
+      const r = resourceNamed(resource);
+      if (r === undefined || r.write !== 'upsert') throw new CliError(`resource must be one of ${importable.join(', ')}, got "${resource}"`);
+      if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+      const shopId = parseId(options.shop, '--shop');
+      await withDatabase(async (database) => {
+        if ((await getShop(database.db, shopId)) === undefined) throw new CliError(`no shop with id ${shopId}`);
+        const bar = progressBar(options.json ? 0 : fs.statSync(file).size);
+        const started = Date.now();
+        const result = await importRecords(database.db, shopId, r, readFile(r, file, (n) => bar.advance(n)), Date.now());
+        bar.done();
+        const seconds = (Date.now() - started) / 1000;
+        output(options.json ?? false, { ...result, seconds }, () => {
+          const lines = [`Imported ${result.imported} ${r.table} rows, rejected ${result.rejected.length} (${seconds.toFixed(1)} s).`];
+          for (const { line, reason } of result.rejected.slice(0, 100)) lines.push(`  line ${line}: ${reason}`);
+          if (result.rejected.length > 100) lines.push(`  … and ${result.rejected.length - 100} more (use --json for all)`);
+          return lines.join('\n');
+        });
+        if (result.rejected.length > 0) process.exitCode = 1;
+      });
+    });
+}

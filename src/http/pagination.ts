@@ -1,0 +1,267 @@
+import type { FastifyRequest } from 'fastify';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { Type, type Static, type TProperties, type TSchema } from 'typebox';
+import type { DB } from '../db/tables.js';
+import { AppError, type ErrorDetail } from '../errors.js';
+
+// The one pagination implementation behind every list endpoint (DESIGN.md section 4).
+
+export const DEFAULT_PAGE_SIZE = 25;
+export const MAX_PAGE_SIZE = 250;
+export const MAX_PAGE = 500;
+
+const P = {
+  sinceId: 'pagination[since_id]',
+  limit: 'pagination[limit]',
+  page: 'pagination[page]',
+  perPage: 'pagination[per_page]',
+  orderType: 'sort[order_type]',
+  orderDirection: 'sort[order_direction]',
+} as const;
+
+export type SortDirection = 'asc' | 'desc';
+
+export type PageRequest =
+  | { mode: 'cursor'; sinceId: number; limit: number }
+  | { mode: 'offset'; page: number; perPage: number; sort: string; direction: SortDirection };
+
+/** The query parameters of a request, decoded, in order, repeated ones kept. */
+export function queryParams(request: FastifyRequest): URLSearchParams {
+  const at = request.url.indexOf('?');
+  return new URLSearchParams(at < 0 ? '' : request.url.slice(at + 1));
+}
+
+function integer(params: URLSearchParams, name: string, min: number, max: number, errors: ErrorDetail[]): number | undefined {
+  const values = params.getAll(name);
+  if (values.length === 0) return undefined;
+  const text = values[0]!;
+  if (values.length > 1) {
+    errors.push({ param: name, code: 'repeated', message: `${name} must be given once` });
+  } else if (!/^\d{1,16}$/.test(text) || Number(text) < min || Number(text) > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+    errors.push({ param: name, code: 'invalid_value', message: `${name} must be an integer ${range}, got ${JSON.stringify(text)}` });
+  }
+  return Number(text);
+}
+
+function oneOf<T extends string>(params: URLSearchParams, name: string, allowed: readonly T[], errors: ErrorDetail[]): T | undefined {
+  const values = params.getAll(name);
+  if (values.length === 0) return undefined;
+  const value = values[0]! as T;
+  if (values.length > 1) errors.push({ param: name, code: 'repeated', message: `${name} must be given once` });
+  else if (!allowed.includes(value)) {
+    errors.push({ param: name, code: 'invalid_value', message: `${name} must be one of: ${allowed.join(', ')}; got ${JSON.stringify(value)}` });
+  }
+  return value;
+}
+
+/**
+ * Chooses the mode and validates the parameters that mode uses (and only those):
+ * - `pagination[per_page]` present: offset mode; since_id and limit are ignored.
+ * - else `pagination[since_id]` or `pagination[limit]` present: cursor mode (since_id 0,
+ *   limit 25 by default); page and sort parameters are ignored.
+ * - else offset mode, page 1, 25 per page, ID ascending.
+ * `sortable` names the sort[order_type] values the endpoint offers (`id` is always one).
+ * Throws AppError('invalid_parameter') listing every bad parameter by name.
+ */
+export function parsePageRequest(params: URLSearchParams, sortable: readonly string[]): PageRequest {
+  const errors: ErrorDetail[] = [];
+  const cursor = !params.has(P.perPage) && (params.has(P.sinceId) || params.has(P.limit));
+  let page: PageRequest;
+  if (cursor) {
+    const sinceId = integer(params, P.sinceId, 0, Number.MAX_SAFE_INTEGER, errors) ?? 0;
+    const limit = integer(params, P.limit, 1, MAX_PAGE_SIZE, errors) ?? DEFAULT_PAGE_SIZE;
+    page = { mode: 'cursor', sinceId, limit };
+  } else {
+    const fields = sortable.includes('id') ? sortable : ['id', ...sortable];
+    page = {
+      mode: 'offset',
+      page: integer(params, P.page, 1, MAX_PAGE, errors) ?? 1,
+      perPage: integer(params, P.perPage, 1, MAX_PAGE_SIZE, errors) ?? DEFAULT_PAGE_SIZE,
+      sort: oneOf(params, P.orderType, fields, errors) ?? 'id',
+      direction: oneOf(params, P.orderDirection, ['asc', 'desc'] as const, errors) ?? 'asc',
+    };
+  }
+  if (errors.length > 0) {
+    const message = errors.length === 1 ? errors[0]!.message : `${errors.length} query parameters are invalid`;
+    throw new AppError('invalid_parameter', message, { details: errors });
+  }
+  return page;
+}
+
+// Brackets stay literal (`pagination[page]=2`) in every link we build, whatever the request
+// used; everything else is percent-encoded.
+const encode = (text: string) => encodeURIComponent(text).replace(/%5B/g, '[').replace(/%5D/g, ']');
+
+/** The absolute URL of this request's path: PUBLIC_URL when configured, else the request's own origin. */
+export function absoluteBase(request: FastifyRequest): string {
+  const at = request.url.indexOf('?');
+  const path = at < 0 ? request.url : request.url.slice(0, at);
+  const origin = request.server.config.publicUrl ?? `${request.protocol}://${request.host}`;
+  return origin + path;
+}
+
+/** A link to `page` that keeps every other query parameter, in order; page and per_page go last. */
+function pageLink(base: string, params: URLSearchParams, page: number, perPage: number): string {
+  const parts: string[] = [];
+  for (const [key, value] of params) {
+    if (key !== P.page && key !== P.perPage) parts.push(`${encode(key)}=${encode(value)}`);
+  }
+  parts.push(`${encode(P.page)}=${page}`, `${encode(P.perPage)}=${perPage}`);
+  return `${base}?${parts.join('&')}`;
+}
+
+export interface CursorLinks {
+  since_id: number;
+  limit: number;
+  next_since_id: number | null;
+}
+
+export interface OffsetLinks {
+  self: string;
+  next: string | null;
+  last: string;
+}
+
+export interface Page<T> {
+  links: CursorLinks | OffsetLinks;
+  data: T[];
+}
+
+/** How one list endpoint pages: the parts that differ between resources. */
+export interface ListSpec<Row, Item> {
+  /**
+   * The column holding the record's ID in the API sense (`remote_id` for synced records, `id`
+   * for native ones); qualify it (`points_events.id`) when the query joins. The row property
+   * of the same name (after the last dot) gives `next_since_id`.
+   */
+  idColumn: string;
+  /**
+   * Extra sort[order_type] values, each mapped to its column. `id` is always allowed and means
+   * idColumn. Offer only columns with an index on (shop_id, column, id).
+   */
+  sortable: Readonly<Record<string, string>>;
+  /** Rows of one page, in order, to the JSON of the records (may query more, e.g. balances). */
+  toJson(rows: Row[]): Item[] | Promise<Item[]>;
+}
+
+/**
+ * Answers a list request. `query` selects the rows of the authenticated shop that the list
+ * shows (filters applied, no ORDER BY, LIMIT or OFFSET): paginate adds the page.
+ *
+ * Cursor mode: rows with ID > since_id, ID ascending, limit + 1 fetched to know whether more
+ * follow; next_since_id is the last ID shown when they do, null when not.
+ * Offset mode: ORDER BY the sort column, then ID (same direction, so ties are stable),
+ * LIMIT/OFFSET; a count capped at 500 pages gives `last`. Links are absolute and keep every
+ * other query parameter; `next` is null from the last page on.
+ */
+export async function paginate<Row, Item>(
+  db: DB,
+  request: FastifyRequest,
+  query: SelectQueryBuilder<any, any, Row>,
+  spec: ListSpec<Row, Item>,
+): Promise<Page<Item>> {
+  const params = queryParams(request);
+  const sortFields = ['id', ...Object.keys(spec.sortable).filter((f) => f !== 'id')];
+  const wanted = parsePageRequest(params, sortFields);
+  const idKey = spec.idColumn.slice(spec.idColumn.lastIndexOf('.') + 1) as keyof Row;
+
+  if (wanted.mode === 'cursor') {
+    const rows = await query
+      .where(sql.ref(spec.idColumn), '>', wanted.sinceId)
+      .orderBy(sql.ref(spec.idColumn), 'asc')
+      .limit(wanted.limit + 1)
+      .execute();
+    const more = rows.length > wanted.limit;
+    if (more) rows.length = wanted.limit;
+    const data = await spec.toJson(rows);
+    const nextSinceId = more ? Number(rows[rows.length - 1]![idKey]) : null;
+    return { links: { since_id: wanted.sinceId, limit: wanted.limit, next_since_id: nextSinceId }, data };
+  }
+
+  const { page, perPage, direction } = wanted;
+  const sortColumn = wanted.sort === 'id' ? spec.idColumn : spec.sortable[wanted.sort]!;
+  let ordered = query.orderBy(sql.ref(sortColumn), direction);
+  if (sortColumn !== spec.idColumn) ordered = ordered.orderBy(sql.ref(spec.idColumn), direction);
+  const rows = await ordered
+    .limit(perPage)
+    .offset((page - 1) * perPage)
+    .execute();
+  // Past page 500 nothing is reachable, so counting stops there: `last` stays exact and cheap.
+  const counted = query.clearSelect().select(sql.lit(1).as('one')).limit(MAX_PAGE * perPage).as('counted');
+  const { n } = await db
+    .selectFrom(counted)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  const last = Math.min(MAX_PAGE, Math.max(1, Math.ceil(Number(n) / perPage)));
+  const base = absoluteBase(request);
+  const data = await spec.toJson(rows);
+  return {
+    links: {
+      self: pageLink(base, params, page, perPage),
+      next: page < last ? pageLink(base, params, page + 1, perPage) : null,
+      last: pageLink(base, params, last, perPage),
+    },
+    data,
+  };
+}
+
+// Schemas: the envelopes and the documented query parameters, for route declarations.
+
+export const CursorLinksSchema = Type.Object(
+  {
+    since_id: Type.Integer({ minimum: 0, description: 'The since_id used for this request', examples: [0] }),
+    limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: 'The limit used for this request', examples: [25] }),
+    next_since_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The since_id of the next request; null when no more records follow',
+      examples: [4812],
+    }),
+  },
+  { $id: 'CursorLinks', title: 'CursorLinks', description: 'Cursor mode (pagination[since_id] or pagination[limit] without per_page)' },
+);
+
+export const OffsetLinksSchema = Type.Object(
+  {
+    // Absolute URLs, but not format: uri: the literal brackets of pagination[page] are not RFC 3986.
+    self: Type.String({ description: 'This page', examples: ['https://api.example.com/merchant_api/v1/rewards?pagination[page]=2&pagination[per_page]=25'] }),
+    next: Type.Union([Type.String(), Type.Null()], { description: 'The next page; null on the last page' }),
+    last: Type.String({ description: 'Page min(500, max(1, ceil(total / per_page)))' }),
+  },
+  { $id: 'OffsetLinks', title: 'OffsetLinks', description: 'Offset mode (the default, or whenever pagination[per_page] is given)' },
+);
+
+/**
+ * The response of a list endpoint: `links` in the shape of the mode used, `data` the records.
+ * (One object with a union only on `links`, so the serialiser stays fast.)
+ */
+export function ListEnvelope<T extends TSchema>(item: T) {
+  return Type.Object({
+    links: Type.Union([Type.Ref('CursorLinks'), Type.Ref('OffsetLinks')]),
+    data: Type.Array(item),
+  });
+}
+
+/** Register once on the app so `ListEnvelope`'s references resolve (serialiser and OpenAPI). */
+export const PAGINATION_SCHEMAS = [CursorLinksSchema, OffsetLinksSchema] as const;
+
+/**
+ * The documented query parameters of a list endpoint: pagination, sorting by `sortable` (plus
+ * `id`), and the endpoint's own `filters`. For the OpenAPI document only: query strings are
+ * parsed by parsePageRequest, which applies the mode rules.
+ */
+export function ListQuery<F extends TProperties = Record<string, never>>(sortable: readonly string[], filters?: F) {
+  const fields = ['id', ...sortable.filter((f) => f !== 'id')];
+  return Type.Object({
+    [P.sinceId]: Type.Optional(Type.Integer({ minimum: 0, description: 'Cursor mode: records with an ID above this one (0 starts at the beginning)' })),
+    [P.limit]: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Cursor mode: records per page' })),
+    [P.page]: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Offset mode: page number' })),
+    [P.perPage]: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Offset mode: records per page; when present, since_id and limit are ignored' }),
+    ),
+    [P.orderType]: Type.Optional(Type.Union(fields.map((f) => Type.Literal(f)), { description: 'Offset mode: field to sort by; ties are broken by ID', default: 'id' })),
+    [P.orderDirection]: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: 'Offset mode: sort direction' })),
+    ...(filters ?? {}),
+  });
+}
+
+export type ListQuery = Static<ReturnType<typeof ListQuery>>;

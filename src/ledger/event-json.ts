@@ -1,0 +1,37 @@
+import { isoTime } from '../clock.js';
+import type { PointsEventsTable } from '../db/tables.js';
+import { creditsToNumber } from './balances.js';
+import type { PointsEvent } from './schemas.js';
+
+// A batch's events share created_at and mostly applied_at: format each distinct time once.
+let lastTime = NaN;
+let lastText = '';
+function time(ms: number): string {
+  if (ms !== lastTime) {
+    lastText = isoTime(ms);
+    lastTime = ms;
+  }
+  return lastText;
+}
+
+/** A stored event as the API shows it; `email` is the customer's current e-mail. */
+export function eventJson(row: PointsEventsTable, email: string | null): PointsEvent {
+  return {
+    id: Number(row.id),
+    customer: {
+      remote_id: Number(row.customer_remote_id),
+      email,
+      points_balance: Number(row.points_balance),
+      credits_balance: creditsToNumber(row.credits_balance),
+    },
+    source: row.source as PointsEvent['source'],
+    points_amount: Number(row.points_amount),
+    credits_amount: creditsToNumber(row.credits_amount),
+    internal_note: row.internal_note,
+    external_note: row.external_note,
+    custom_action_name: row.custom_action_name,
+    applied_at: time(Number(row.applied_at)),
+    expires_at: row.expires_at === null ? null : time(Number(row.expires_at)),
+    created_at: time(Number(row.created_at)),
+  };
+}

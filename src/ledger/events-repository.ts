@@ -1,0 +1,41 @@
+import type { Selectable } from 'kysely';
+import { insertRows } from '../db/dialect.js';
+import type { DB, PointsEventsTable } from '../db/tables.js';
+
+// The append-only ledger: events are inserted, read and listed, never updated or deleted.
+
+export type EventRow = Selectable<PointsEventsTable> & { email: string | null };
+
+export async function insertEvents(db: DB, rows: PointsEventsTable[]): Promise<void> {
+  await insertRows(db, 'points_events', rows);
+}
+
+export interface EventFilters {
+  customerRemoteId?: number;
+  source?: string;
+  appliedAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
+}
+
+/** The shop's events matching the filters, with each customer's current e-mail; unordered, for paginate. */
+export function eventsQuery(db: DB, shopId: number, filters: EventFilters = {}) {
+  let query = db
+    .selectFrom('points_events')
+    .leftJoin('customers', (join) =>
+      join.onRef('customers.shop_id', '=', 'points_events.shop_id').onRef('customers.remote_id', '=', 'points_events.customer_remote_id'),
+    )
+    .selectAll('points_events')
+    .select('customers.email')
+    .where('points_events.shop_id', '=', shopId);
+  if (filters.customerRemoteId !== undefined) query = query.where('points_events.customer_remote_id', '=', filters.customerRemoteId);
+  if (filters.source !== undefined) query = query.where('points_events.source', '=', filters.source);
+  const range = filters.appliedAt ?? {};
+  if (range.gt !== undefined) query = query.where('points_events.applied_at', '>', range.gt);
+  if (range.gte !== undefined) query = query.where('points_events.applied_at', '>=', range.gte);
+  if (range.lt !== undefined) query = query.where('points_events.applied_at', '<', range.lt);
+  if (range.lte !== undefined) query = query.where('points_events.applied_at', '<=', range.lte);
+  return query;
+}
+
+export async function findEvent(db: DB, shopId: number, id: number): Promise<EventRow | undefined> {
+  return eventsQuery(db, shopId).where('points_events.id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,86 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { findCustomer } from '../customers/repository.js';
+import { notFound } from '../errors.js';
+import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { eventJson } from './event-json.js';
+import { eventsQuery, findEvent, type EventRow } from './events-repository.js';
+import { EVENT_FILTERS, parseEventFilters } from './filters.js';
+import { PointsEvent } from './schemas.js';
+
+const TAGS = ['Points events'];
+
+/** Offset-mode sort fields (each has an index on (shop_id, column, id)). */
+const SORTABLE = { applied_at: 'points_events.applied_at' } as const;
+
+const IdParams = Type.Object({ id: Type.String({ description: 'The points event\'s id', examples: ['4812'] }) });
+const CustomerParams = Type.Object({
+  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
+});
+
+const listSpec = {
+  idColumn: 'points_events.id',
+  sortable: SORTABLE,
+  toJson: (rows: EventRow[]) => rows.map((row) => eventJson(row, row.email)),
+};
+
+/** The read endpoints of the ledger: the shop's events, one event, one customer's events. */
+export function registerLedgerReadRoutes(app: FastifyInstance): void {
+  app.get(
+    '/points_events',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List points events',
+        description: 'The shop\'s ledger, with cursor or offset pagination, filtered by source and applied_at.',
+        querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
+        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('read', { 400: 'A bad pagination or filter parameter' }) },
+      },
+    },
+    async (request) => {
+      const filters = parseEventFilters(queryParams(request));
+      return paginate(app.db, request, eventsQuery(app.db, request.shop.id, filters), listSpec);
+    },
+  );
+
+  app.get(
+    '/points_events/:id',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Retrieve a points event',
+        params: IdParams,
+        response: { 200: DataEnvelope(PointsEvent), ...errorResponses('read', { 404: 'No such points event in this shop' }) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof IdParams>;
+      const row = /^[1-9]\d{0,15}$/.test(id) ? await findEvent(app.db, request.shop.id, Number(id)) : undefined;
+      if (row === undefined) throw notFound('points event', id);
+      return { data: eventJson(row, row.email) };
+    },
+  );
+
+  app.get(
+    '/customers/:customer_identifier/points_events',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List a customer\'s points events',
+        description: 'One customer\'s ledger, with the same pagination and filters as the shop\'s.',
+        params: CustomerParams,
+        querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
+        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('read', { 400: 'A bad pagination or filter parameter', 404: 'No such customer in this shop' }) },
+      },
+    },
+    async (request) => {
+      const { customer_identifier } = request.params as Static<typeof CustomerParams>;
+      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      if (customer === undefined) throw notFound('customer', customer_identifier);
+      const filters = parseEventFilters(queryParams(request));
+      const query = eventsQuery(app.db, request.shop.id, { ...filters, customerRemoteId: Number(customer.remote_id) });
+      return paginate(app.db, request, query, listSpec);
+    },
+  );
+}

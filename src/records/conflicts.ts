@@ -1,0 +1,54 @@
+import type { DB } from '../db/tables.js';
+import type { ErrorDetail } from '../errors.js';
+import { existingIds, holdersOf } from './repository.js';
+import type { Resource, Row } from './resource.js';
+
+// Rules that need the database: unique fields and references to other records. One pass
+// serves a single write and a whole import batch alike.
+
+export interface Candidate {
+  /** The record's ID when it exists or is being upserted; null for a new native record. */
+  id: number | null;
+  /** Column values about to be written (a PATCH: only the changed ones). */
+  values: Row;
+}
+
+/**
+ * The errors of each candidate, by index (absent when it has none). Within a batch the first
+ * holder of a unique value wins and later ones are rejected, as they would be one by one.
+ */
+export async function conflicts(db: DB, shopId: number, r: Resource, candidates: Candidate[]): Promise<Map<number, ErrorDetail[]>> {
+  const errors = new Map<number, ErrorDetail[]>();
+  const add = (i: number, detail: ErrorDetail) => errors.set(i, [...(errors.get(i) ?? []), detail]);
+  for (const [name, field] of Object.entries(r.fields)) {
+    if (field.unique) {
+      const norm = (v: unknown) => (field.unique === 'ci' && typeof v === 'string' ? v.toLowerCase() : v);
+      const wanted = candidates.map((c) => (c.values[name] === null || c.values[name] === undefined ? undefined : norm(c.values[name])));
+      const holders = await holdersOf(db, shopId, r, name, field.unique, [...new Set(wanted.filter((v) => v !== undefined))]);
+      const seen = new Map<unknown, number | null>();
+      wanted.forEach((value, i) => {
+        if (value === undefined) return;
+        const id = candidates[i]!.id;
+        const holder = holders.get(value);
+        const batchHolder = seen.get(value);
+        const takenHere = holder !== undefined && holder !== id;
+        const takenInBatch = seen.has(value) && (batchHolder === null || batchHolder !== id);
+        if (takenHere || takenInBatch) {
+          add(i, { param: name, code: `${name}_taken`, message: `Another ${r.singular} of this shop already has this ${name.replace(/_/g, ' ')}` });
+        } else {
+          seen.set(value, id);
+        }
+      });
+    }
+    if (field.references) {
+      const ref = field.references;
+      const ids = candidates.map((c) => c.values[name]).filter((v): v is number => typeof v === 'number');
+      const found = await existingIds(db, shopId, ref.table, ref.column, [...new Set(ids)]);
+      candidates.forEach((c, i) => {
+        const value = c.values[name];
+        if (typeof value === 'number' && !found.has(value)) add(i, { param: name, code: ref.code, message: ref.message });
+      });
+    }
+  }
+  return errors;
+}

@@ -1,0 +1,106 @@
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { allocateIds } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import type { Resource, Row } from './resource.js';
+
+// The SQL of every record resource. Tables come from descriptions, so the builder is untyped
+// here; every function takes the shop and filters on it.
+
+const any = (db: DB) => db as unknown as Kysely<any>;
+
+/** Rows of the shop, unordered: the list endpoints page it (http/pagination.ts). */
+export function selectRecords(db: DB, shopId: number, r: Resource): SelectQueryBuilder<any, any, Row> {
+  return any(db).selectFrom(r.table).selectAll().where('shop_id', '=', shopId);
+}
+
+export async function findRecord(db: DB, shopId: number, r: Resource, id: number): Promise<Row | undefined> {
+  return any(db).selectFrom(r.table).selectAll().where('shop_id', '=', shopId).where(r.id, '=', id).executeTakeFirst();
+}
+
+/** Inserts native records under new ids, many per statement; returns the ids in order. */
+export async function insertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<number[]> {
+  const ids = await allocateIds(db, shopId, r.table, rows.length);
+  const chunk = rows.length === 0 ? 1 : Math.max(1, Math.floor(30_000 / (Object.keys(rows[0]!).length + 4)));
+  for (let i = 0; i < rows.length; i += chunk) {
+    await any(db)
+      .insertInto(r.table)
+      .values(rows.slice(i, i + chunk).map((row, j) => ({ shop_id: shopId, id: ids[i + j], ...row, created_at: now, updated_at: now })))
+      .execute();
+  }
+  return ids;
+}
+
+/** Inserts a native record under a new id. */
+export async function insertRecord(db: DB, shopId: number, r: Resource, values: Row, now: number): Promise<Row> {
+  const [id] = await insertRecords(db, shopId, r, [values], now);
+  return (await findRecord(db, shopId, r, id!))!;
+}
+
+/**
+ * Inserts or replaces records by remote_id, many per statement. created_at is kept on
+ * replace. Each row must hold remote_id and the same columns.
+ */
+export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]!).filter((c) => c !== 'remote_id');
+  // PostgreSQL allows 65535 parameters per statement, SQLite 32766.
+  const chunk = Math.max(1, Math.floor(30_000 / (columns.length + 4)));
+  for (let i = 0; i < rows.length; i += chunk) {
+    await any(db)
+      .insertInto(r.table)
+      .values(rows.slice(i, i + chunk).map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now })))
+      .onConflict((oc) =>
+        oc.columns(['shop_id', 'remote_id']).doUpdateSet((eb) => ({
+          ...Object.fromEntries(columns.map((c) => [c, eb.ref(`excluded.${c}`)])),
+          updated_at: now,
+        })),
+      )
+      .execute();
+  }
+}
+
+export async function updateRecord(db: DB, shopId: number, r: Resource, id: number, values: Row, now: number): Promise<Row | undefined> {
+  return any(db)
+    .updateTable(r.table)
+    .set({ ...values, updated_at: now })
+    .where('shop_id', '=', shopId)
+    .where(r.id, '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteRecord(db: DB, shopId: number, r: Resource, id: number): Promise<boolean> {
+  const result = await any(db).deleteFrom(r.table).where('shop_id', '=', shopId).where(r.id, '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/**
+ * Which of `values` other records of the shop already hold in a unique field, with the ID of
+ * the holder; 'ci' compares lower-cased (values must be given lower-cased).
+ */
+export async function holdersOf(db: DB, shopId: number, r: Resource, field: string, mode: 'exact' | 'ci', values: unknown[]): Promise<Map<unknown, number>> {
+  const out = new Map<unknown, number>();
+  const column = mode === 'ci' ? sql<string>`lower(${sql.ref(field)})` : sql.ref(field);
+  for (let i = 0; i < values.length; i += 500) {
+    const rows = await any(db)
+      .selectFrom(r.table)
+      .select([r.id, sql<unknown>`${column}`.as('value')])
+      .where('shop_id', '=', shopId)
+      .where(column, 'in', values.slice(i, i + 500))
+      .execute();
+    for (const row of rows) out.set(row.value, Number(row[r.id]));
+  }
+  return out;
+}
+
+/** Which of `ids` name records of the shop in `table` (by `column`). */
+export async function existingIds(db: DB, shopId: number, table: string, column: string, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await any(db).selectFrom(table).select(column).where('shop_id', '=', shopId).where(column, 'in', ids).execute();
+  return new Set(rows.map((row) => Number(row[column])));
+}
+
+/** Which of `ids` already exist (upsert: 201 for new records, 200 for replaced ones). */
+export async function existingRecords(db: DB, shopId: number, r: Resource, ids: number[]): Promise<Set<number>> {
+  return existingIds(db, shopId, r.table, r.id, ids);
+}

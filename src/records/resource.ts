@@ -1,0 +1,169 @@
+import type { ValidateFunction } from 'ajv';
+import { Type, type TProperties, type TSchema } from 'typebox';
+import type { DB } from '../db/tables.js';
+import type { ErrorDetail } from '../errors.js';
+import { compileValidator, toErrorDetails } from '../http/validation.js';
+import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Fields } from './fields.js';
+
+// One description per resource: fields, ID column, sortable fields and write mode. Routes,
+// schemas, OpenAPI, import and the shared tests all follow from it.
+
+export type Row = Record<string, unknown>;
+
+/**
+ * How a resource is written:
+ * - upsert: synced from the commerce platform, `PUT /{path}/{remote_id}`;
+ * - create: `POST /{path}` only (an append-only log such as billing attempts);
+ * - crud: native records, `POST /{path}`, `PATCH /{path}/{id}`, `DELETE /{path}/{id}`.
+ */
+export type WriteMode = 'upsert' | 'create' | 'crud';
+
+export interface Resource {
+  /** The table; also the resource's name in the CLI (`loyalty import orders …`). */
+  table: string;
+  /** The path under /merchant_api/v1. */
+  path: string;
+  /** One record, in messages: "No order with id 12". */
+  singular: string;
+  /** The record schema's $id and title. */
+  title: string;
+  /** Several records, in summaries: "List orders". */
+  plural: string;
+  /** The OpenAPI tag; one of TAGS in http/openapi.ts. */
+  tag: string;
+  /** remote_id for records synced from the platform, id for native ones. */
+  id: 'remote_id' | 'id';
+  write: WriteMode;
+  fields: Fields;
+  /** Fields shown but not stored, computed for a page of rows at once (customers' balances). */
+  computed?: {
+    schema: TProperties;
+    of(db: DB, shopId: number, rows: Row[], now: number): Promise<Row[]>;
+  };
+  /** How GET /{path}/{param} finds a record when it is not just by ID (customers: also by e-mail). */
+  lookup?: { param: string; description: string; examples: string[]; find(db: DB, shopId: number, text: string): Promise<Row | undefined> };
+  /** Rules across fields, checked on the record as it will be stored (after a PATCH merges). */
+  check?(record: Row): ErrorDetail[];
+}
+
+/** Every resource also sorts by its ID, created_at and updated_at. */
+export const SYSTEM_SORTS = ['created_at', 'updated_at'] as const;
+
+export interface Derived {
+  record: TSchema;
+  /** The create response when the resource has a secret (shown that once). */
+  created: TSchema;
+  input: TSchema;
+  patch: TSchema;
+  /** sort[order_type] value → column. */
+  sortable: Record<string, string>;
+  validateInput: ValidateFunction;
+}
+
+const derived = new WeakMap<Resource, Derived>();
+
+const entries = (r: Resource) => Object.entries(r.fields);
+
+function example(r: Resource): Row {
+  return Object.fromEntries(entries(r).filter(([, f]) => f.kind !== 'secret' && (f.required || f.example !== undefined)).map(([n, f]) => [n, f.example]));
+}
+
+/** The schemas and lookups that follow from a description, built once. */
+export function derive(r: Resource): Derived {
+  let d = derived.get(r);
+  if (d !== undefined) return d;
+  const idSchema = Type.Integer({
+    description: r.id === 'remote_id' ? `The ${r.singular}'s ID in the commerce platform` : `The ${r.singular}'s ID`,
+    examples: [r.id === 'remote_id' ? 7012345678 : 42],
+  });
+  const shown: TProperties = {};
+  const secrets: TProperties = {};
+  for (const [name, field] of entries(r)) (field.kind === 'secret' ? secrets : shown)[name] = outputSchema(field);
+  const times = {
+    created_at: Type.String({ format: 'date-time', description: 'When this record was created here' }),
+    updated_at: Type.String({ format: 'date-time', description: 'When this record last changed here' }),
+  };
+  const recordProps = { [r.id]: idSchema, ...shown, ...(r.computed?.schema ?? {}), ...times };
+  const writable = entries(r).filter(([, f]) => f.kind !== 'secret');
+  const input = Type.Object(
+    Object.fromEntries(writable.map(([n, f]) => [n, f.required ? inputSchema(n, f) : Type.Optional(inputSchema(n, f))])),
+    { additionalProperties: false, examples: [example(r)] },
+  );
+  const patch = Type.Object(Object.fromEntries(writable.map(([n, f]) => [n, Type.Optional(inputSchema(n, f))])), {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [Object.fromEntries(Object.entries(example(r)).slice(0, 1))],
+  });
+  const sortable: Record<string, string> = {};
+  for (const [name, field] of entries(r)) {
+    if (!field.sortable) continue;
+    if (field.nullable) throw new Error(`${r.table}.${name}: a sortable field must not be nullable (NULL order differs between databases)`);
+    sortable[name] = name;
+  }
+  for (const name of SYSTEM_SORTS) sortable[name] = name;
+  d = {
+    record: Type.Object(recordProps, { $id: r.title, title: r.title }),
+    created: Object.keys(secrets).length
+      ? Type.Object({ ...recordProps, ...secrets }, { $id: `${r.title}Created`, title: `${r.title}Created`, description: `The new ${r.singular}, with its secret shown this once` })
+      : Type.Object(recordProps, { $id: r.title, title: r.title }),
+    input,
+    patch,
+    sortable,
+    validateInput: compileValidator(input),
+  };
+  derived.set(r, d);
+  return d;
+}
+
+/** The record as stored → as shown (without computed fields); secrets only when asked. */
+export function recordJson(r: Resource, row: Row, withSecrets = false): Row {
+  const out: Row = { [r.id]: Number(row[r.id]) };
+  for (const [name, field] of entries(r)) {
+    if (field.kind === 'secret' && !withSecrets) continue;
+    out[name] = toJsonValue(field, row[name]);
+  }
+  out.created_at = toJsonValue({ kind: 'time', description: '', example: null }, row.created_at);
+  out.updated_at = toJsonValue({ kind: 'time', description: '', example: null }, row.updated_at);
+  return out;
+}
+
+/** A page of rows → records, computed fields included. */
+export async function recordsJson(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<Row[]> {
+  const out = rows.map((row) => recordJson(r, row));
+  if (r.computed && rows.length > 0) {
+    // The serialiser writes properties in schema order, so adding them last is fine.
+    const extra = await r.computed.of(db, shopId, rows, now);
+    out.forEach((o, i) => Object.assign(o, extra[i]));
+  }
+  return out;
+}
+
+/**
+ * Column values for a validated body. `full` (create, PUT) fills every field: left-out ones
+ * get their default on create, null otherwise; a PATCH sets only what it names.
+ */
+export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | 'patch', now: number): Row {
+  const out: Row = {};
+  for (const [name, field] of entries(r)) {
+    if (field.kind === 'secret') continue;
+    if (name in body) out[name] = toColumn(field, body[name]);
+    else if (mode === 'create' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
+    else if (mode !== 'patch') out[name] = null;
+  }
+  return out;
+}
+
+/** Rules beyond the body schema: money decimals, then cross-field rules on the stored shape. */
+export function domainErrors(r: Resource, body: Row, stored: Row): ErrorDetail[] {
+  const errors: ErrorDetail[] = [];
+  for (const [name, field] of entries(r)) if (name in body) errors.push(...fieldErrors(name, field, body[name]));
+  if (errors.length === 0 && r.check) errors.push(...r.check(stored));
+  return errors;
+}
+
+/** The same validation a PUT body gets, for one imported row: schema first, then the rules. */
+export function validateImported(r: Resource, body: Row): ErrorDetail[] {
+  const d = derive(r);
+  if (!d.validateInput(body)) return toErrorDetails(d.validateInput.errors ?? []);
+  return domainErrors(r, body, columnsOf(r, body, 'replace', 0));
+}

@@ -1,0 +1,33 @@
+import { boolean, integer, money, oneOf, text } from '../fields.js';
+import type { Resource } from '../resource.js';
+
+export const INT32_MAX = 2_147_483_647;
+
+export const rewards: Resource = {
+  table: 'rewards',
+  path: 'rewards',
+  singular: 'reward',
+  title: 'Reward',
+  tag: 'Rewards',
+  plural: 'rewards',
+  id: 'id',
+  write: 'crud',
+  fields: {
+    name: text('Name shown to customers', '5 € off your next order', 255, { required: true, sortable: true }),
+    points_price: integer('Points it costs', 500, 1, INT32_MAX, { required: true, sortable: true }),
+    kind: oneOf('What the reward gives', ['fixed_amount_discount', 'percentage_discount', 'free_shipping', 'free_product'], { required: true }),
+    value: money('Amount off (fixed_amount_discount), percent off (percentage_discount), or the product\'s value; 0 when none', 5, { default: 0 }),
+    enabled: boolean('Whether customers can redeem it now', true, { default: true }),
+  },
+  // Stored shape: value in hundredths.
+  check(record) {
+    const value = Number(record.value);
+    if (record.kind === 'percentage_discount' && (value <= 0 || value > 10_000)) {
+      return [{ param: 'value', code: 'invalid_percentage', message: 'value of a percentage_discount must be above 0 and at most 100' }];
+    }
+    if (record.kind === 'fixed_amount_discount' && value <= 0) {
+      return [{ param: 'value', code: 'invalid_amount', message: 'value of a fixed_amount_discount must be above 0' }];
+    }
+    return [];
+  },
+};

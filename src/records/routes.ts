@@ -1,0 +1,218 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { parseRemoteId } from '../customers/repository.js';
+import { isUniqueViolation } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
+import { runWrite } from '../http/idempotency.js';
+import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { conflicts, type Candidate } from './conflicts.js';
+import { deleteRecord, existingRecords, findRecord, insertRecord, selectRecords, updateRecord, upsertRecords } from './repository.js';
+import { columnsOf, derive, domainErrors, recordJson, recordsJson, type Resource, type Row } from './resource.js';
+import { RESOURCES } from './resources/index.js';
+
+// The routes of every record resource, generated from its description. Each route below is
+// registered explicitly per resource: grep for `/${r.path}`.
+
+const Deleted = Type.Object(
+  { id: Type.Integer({ examples: [42] }), deleted: Type.Literal(true) },
+  { $id: 'DeletedRecord', title: 'DeletedRecord', description: 'What DELETE answers: the record is gone for good' },
+);
+
+/** A path ID: a positive integer below 2^53, else null. */
+const pathId = (text: string) => parseRemoteId(text);
+
+async function checkWrite(db: DB, shopId: number, r: Resource, body: Row, stored: Row, candidate: Candidate): Promise<void> {
+  const errors: ErrorDetail[] = domainErrors(r, body, stored);
+  if (errors.length === 0) errors.push(...((await conflicts(db, shopId, r, [candidate])).get(0) ?? []));
+  if (errors.length > 0) throw validationError(errors);
+}
+
+/** Two writers raced for a unique value: report it as the precheck would have. */
+function raced(r: Resource, error: unknown): never {
+  if (!isUniqueViolation(error)) throw error;
+  const details = Object.entries(r.fields)
+    .filter(([, f]) => f.unique)
+    .map(([name]) => ({ param: name, code: `${name}_taken`, message: `Another ${r.singular} of this shop already has this ${name.replace(/_/g, ' ')}` }));
+  throw validationError(details);
+}
+
+function generateSecrets(r: Resource): Row {
+  const out: Row = {};
+  for (const [name, field] of Object.entries(r.fields)) if (field.kind === 'secret') out[name] = `${field.prefix}${randomBytes(24).toString('base64url')}`;
+  return out;
+}
+
+export function registerRecordRoutes(app: FastifyInstance, resources: readonly Resource[] = RESOURCES): void {
+  for (const r of resources) {
+    const d = derive(r);
+    const plural = r.plural;
+    const tags = [r.tag];
+    const IdParams = Type.Object({ [r.id]: Type.String({ description: `The ${r.singular}'s ${r.id}`, examples: ['42'] }) });
+    const json = (db: DB, shopId: number, rows: Row[]) => recordsJson(db, shopId, r, rows, app.clock());
+
+    app.get(
+      `/${r.path}`,
+      {
+        schema: {
+          tags,
+          summary: `List ${plural}`,
+          description:
+            `Cursor mode (pagination[since_id], pagination[limit]) walks every ${r.singular} by ${r.id} ascending; ` +
+            `offset mode (pagination[page], pagination[per_page]) sorts by ${['id', ...Object.keys(d.sortable)].join(', ')}.`,
+          querystring: ListQuery(Object.keys(d.sortable)),
+          response: { 200: ListEnvelope(d.record), ...errorResponses('read', { 400: 'A bad pagination or sort parameter (named in details)' }) },
+        },
+      },
+      async (request) =>
+        paginate(app.db, request, selectRecords(app.db, request.shop.id, r), { idColumn: r.id, sortable: d.sortable, toJson: (rows) => json(app.db, request.shop.id, rows) }),
+    );
+
+    const lookup = r.lookup;
+    const GetParams = lookup ? Type.Object({ [lookup.param]: Type.String({ description: lookup.description, examples: lookup.examples }) }) : IdParams;
+    app.get(
+      `/${r.path}/:${lookup?.param ?? r.id}`,
+      {
+        schema: {
+          tags,
+          summary: `Retrieve a ${r.singular}`,
+          params: GetParams,
+          response: { 200: DataEnvelope(d.record), ...errorResponses('read', { 404: `No such ${r.singular} in this shop` }) },
+        },
+      },
+      async (request) => {
+        const text = (request.params as Record<string, string>)[lookup?.param ?? r.id]!;
+        const id = pathId(text);
+        const row = lookup ? await lookup.find(app.db, request.shop.id, text) : id === null ? undefined : await findRecord(app.db, request.shop.id, r, id);
+        if (row === undefined) throw notFound(r.singular, text);
+        const [data] = await json(app.db, request.shop.id, [row]);
+        return { data };
+      },
+    );
+
+    if (r.write === 'upsert') {
+      // One parameter name per path position (OpenAPI forbids paths differing only by it).
+      const param = lookup?.param ?? 'remote_id';
+      const PutParams = Type.Object({ [param]: Type.String({ description: `The ${r.singular}'s remote_id (an e-mail does not do here)`, examples: ['7012345678'] }) });
+      app.put(
+        `/${r.path}/:${param}`,
+        {
+          schema: {
+            tags,
+            summary: `Create or replace a ${r.singular}`,
+            description: `Upserts the ${r.singular} synced from the commerce platform. Fields left out are cleared. Answers 201 when the ${r.singular} is new, 200 when it existed.`,
+            params: PutParams,
+            body: d.input,
+            response: { 200: DataEnvelope(d.record), 201: DataEnvelope(d.record), ...errorResponses('write') },
+          },
+        },
+        async (request, reply) => {
+          const remoteId = pathId((request.params as Record<string, string>)[param]!);
+          if (remoteId === null) {
+            throw new AppError('invalid_parameter', 'remote_id must be a positive integer', {
+              details: [{ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' }],
+            });
+          }
+          const body = (request.body ?? {}) as Row;
+          return runWrite(request, reply, async (trx) => {
+            const now = app.clock();
+            const shopId = request.shop.id;
+            const values = columnsOf(r, body, 'replace', now);
+            await checkWrite(trx, shopId, r, body, values, { id: remoteId, values });
+            const existed = (await existingRecords(trx, shopId, r, [remoteId])).has(remoteId);
+            await upsertRecords(trx, shopId, r, [{ remote_id: remoteId, ...values }], now).catch((e) => raced(r, e));
+            const row = (await findRecord(trx, shopId, r, remoteId))!;
+            const [data] = await json(trx, shopId, [row]);
+            return { status: existed ? 200 : 201, body: { data } };
+          });
+        },
+      );
+    }
+
+    if (r.write === 'create' || r.write === 'crud') {
+      app.post(
+        `/${r.path}`,
+        {
+          schema: {
+            tags,
+            summary: `Create a ${r.singular}`,
+            body: d.input,
+            response: { 201: DataEnvelope(d.created), ...errorResponses('write') },
+          },
+        },
+        async (request, reply) => {
+          const body = (request.body ?? {}) as Row;
+          return runWrite(request, reply, async (trx) => {
+            const now = app.clock();
+            const shopId = request.shop.id;
+            const values = columnsOf(r, body, 'create', now);
+            await checkWrite(trx, shopId, r, body, values, { id: null, values });
+            const row = await insertRecord(trx, shopId, r, { ...values, ...generateSecrets(r) }, now).catch((e) => raced(r, e));
+            // The one response that shows secrets.
+            return { status: 201, body: { data: { ...(await json(trx, shopId, [row]))[0], ...pickSecrets(r, row) } } };
+          });
+        },
+      );
+    }
+
+    if (r.write === 'crud') {
+      app.patch(
+        `/${r.path}/:id`,
+        {
+          schema: {
+            tags,
+            summary: `Update a ${r.singular}`,
+            description: 'Changes only the fields sent.',
+            params: IdParams,
+            body: d.patch,
+            response: { 200: DataEnvelope(d.record), ...errorResponses('write', { 404: `No such ${r.singular} in this shop` }) },
+          },
+        },
+        async (request, reply) => {
+          const text = (request.params as { id: string }).id;
+          const id = pathId(text);
+          const body = request.body as Row;
+          return runWrite(request, reply, async (trx) => {
+            const now = app.clock();
+            const shopId = request.shop.id;
+            const existing = id === null ? undefined : await findRecord(trx, shopId, r, id);
+            if (existing === undefined) throw notFound(r.singular, text);
+            const values = columnsOf(r, body, 'patch', now);
+            await checkWrite(trx, shopId, r, body, { ...existing, ...values }, { id, values });
+            const row = await updateRecord(trx, shopId, r, id!, values, now).catch((e) => raced(r, e));
+            const [data] = await json(trx, shopId, [row!]);
+            return { status: 200, body: { data } };
+          });
+        },
+      );
+
+      app.delete(
+        `/${r.path}/:id`,
+        {
+          schema: {
+            tags,
+            summary: `Delete a ${r.singular}`,
+            description: 'Deletes the record for good and answers 200 with its id and `deleted: true`.',
+            params: IdParams,
+            response: { 200: DataEnvelope(Deleted), ...errorResponses('write', { 404: `No such ${r.singular} in this shop` }) },
+          },
+        },
+        async (request, reply) => {
+          const text = (request.params as { id: string }).id;
+          const id = pathId(text);
+          return runWrite(request, reply, async (trx) => {
+            if (id === null || !(await deleteRecord(trx, request.shop.id, r, id))) throw notFound(r.singular, text);
+            return { status: 200, body: { data: { id, deleted: true } } };
+          });
+        },
+      );
+    }
+  }
+}
+
+function pickSecrets(r: Resource, row: Row): Row {
+  const all = recordJson(r, row, true);
+  return Object.fromEntries(Object.entries(r.fields).filter(([, f]) => f.kind === 'secret').map(([name]) => [name, all[name]]));
+}

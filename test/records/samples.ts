@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import type { DB } from '../../src/db/tables.js';
+import { insertRecords, upsertRecords } from '../../src/records/repository.js';
+import { columnsOf, validateImported, type Resource, type Row } from '../../src/records/resource.js';
+
+// Valid bodies for any resource, made from its description: the i-th sample differs from
+// its neighbours, and sortable values repeat every 7 so that sorts meet ties.
+
+export const REFERENCED_ID = 900_000;
+
+export function sample(r: Resource, i: number): Row {
+  const body: Row = {};
+  for (const [name, field] of Object.entries(r.fields)) {
+    if (field.kind === 'secret') continue;
+    if (field.references) {
+      body[name] = REFERENCED_ID;
+      continue;
+    }
+    const k = field.unique ? i : i % 7;
+    switch (field.kind) {
+      case 'text':
+        if (field.format === 'email') body[name] = `user${i}@example.com`;
+        else if (field.format === 'uri') body[name] = `https://example.com/hooks/${k}`;
+        else if (field.format === 'date') body[name] = `1990-01-${String(k + 1).padStart(2, '0')}`;
+        else if (field.pattern) body[name] = field.example;
+        else body[name] = `name${String(k).padStart(5, '0')}`;
+        break;
+      case 'enum':
+        body[name] = field.values[k % field.values.length];
+        break;
+      case 'integer':
+        body[name] = field.minimum + k;
+        break;
+      case 'money':
+        body[name] = 10 + k + 0.25;
+        break;
+      case 'time':
+        body[name] = new Date(Date.UTC(2026, 0, 1 + k)).toISOString();
+        break;
+      case 'boolean':
+        body[name] = k % 2 === 0;
+        break;
+    }
+  }
+  return body;
+}
+
+/** Every record a sample refers to (a customer, a subscription contract). */
+export async function seedReferences(db: DB, shopId: number, resources: readonly Resource[], now: number): Promise<void> {
+  for (const r of resources) {
+    if (r.id !== 'remote_id') continue;
+    await upsertRecords(db, shopId, r, [{ remote_id: REFERENCED_ID, ...columnsOf(r, sample(r, 999_999), 'replace', now) }], now);
+  }
+}
+
+/** Inserts n samples with multi-row writes; returns their IDs in ascending order. */
+export async function seed(db: DB, shopId: number, r: Resource, n: number, now: number): Promise<number[]> {
+  const rows: Row[] = [];
+  for (let i = 0; i < n; i++) {
+    const body = sample(r, i);
+    const errors = validateImported(r, body);
+    if (errors.length > 0) throw new Error(`sample ${i} of ${r.table} is invalid: ${JSON.stringify(errors)}`);
+    const columns = columnsOf(r, body, 'create', now);
+    for (const [name, field] of Object.entries(r.fields)) if (field.kind === 'secret') columns[name] = `whsec_${randomBytes(8).toString('hex')}`;
+    rows.push(columns);
+  }
+  if (r.id === 'remote_id') {
+    // Gaps between remote ids, and not the order they were written in.
+    const ids = rows.map((_, i) => 1 + ((i * 7919) % n) * 3);
+    await upsertRecords(db, shopId, r, rows.map((row, i) => ({ remote_id: ids[i], ...row })), now);
+    return ids.sort((a, b) => a - b);
+  }
+  return insertRecords(db, shopId, r, rows, now);
+}
