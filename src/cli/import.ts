@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { RESOURCES, resourceNamed } from '../records/resources/index.js';
-import { importRecords, readFile } from '../records/import.js';
+import { FORMATS, formatOf, importRecords, readFile, type Format } from '../records/import.js';
 import { getShop } from '../shops/repository.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 
@@ -39,25 +39,33 @@ function progressBar(total: number): { advance(bytes: number): void; done(): voi
 export function registerImportCommand(program: Command): void {
   program
     .command('import')
-    .description(`Upsert records by remote_id from an NDJSON or CSV (.csv) file; re-running it is harmless. Resources: ${importable.join(', ')}`)
+    .description(
+      `Upsert records by remote_id from an NDJSON (.ndjson, .jsonl) or CSV (.csv) file; re-running it is harmless. Resources: ${importable.join(', ')}.\n` +
+      'Each row is validated as a PUT body is. Bad rows are listed by line number (the file\'s: a CSV header is line 1) and skipped; ' +
+      'the others are imported. Exit status: 0 when every row was imported, 1 when some were rejected; any other error prints one line and exits non-zero.',
+    )
     .argument('<resource>', importable.join(' | '))
     .argument('<file>', 'NDJSON (one JSON object per line) or CSV with a header line; remote_id is required')
     .requiredOption('--shop <id>', 'the shop the records belong to')
-    .option('--json', 'print the summary as JSON')
-    .action(async (resource: string, file: string, options: { shop: string; json?: boolean }) => {
+    .option('--format <format>', `${FORMATS.join(' | ')}; by default the file name's ending tells`)
+    .option('--json', 'print the summary as JSON: {"imported": n, "rejected": [{"line": n, "reason": "…"}], "seconds": s}')
+    .action(async (resource: string, file: string, options: { shop: string; format?: string; json?: boolean }) => {
       const r = resourceNamed(resource);
       if (r === undefined || r.write !== 'upsert') throw new CliError(`resource must be one of ${importable.join(', ')}, got "${resource}"`);
-      if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+      if (options.format !== undefined && !FORMATS.includes(options.format as Format)) throw new CliError(`--format must be one of ${FORMATS.join(', ')}, got "${options.format}"`);
+      const format = (options.format as Format | undefined) ?? formatOf(file);
+      if (format === undefined) throw new CliError(`unsupported file format: ${file} (name it .ndjson, .jsonl or .csv, or pass --format ${FORMATS.join('|')})`);
+      if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new CliError(`no such file: ${file}`);
       const shopId = parseId(options.shop, '--shop');
       await withDatabase(async (database) => {
         if ((await getShop(database.db, shopId)) === undefined) throw new CliError(`no shop with id ${shopId}`);
         const bar = progressBar(options.json ? 0 : fs.statSync(file).size);
         const started = Date.now();
-        const result = await importRecords(database.db, shopId, r, readFile(r, file, (n) => bar.advance(n)), Date.now());
+        const result = await importRecords(database.db, shopId, r, readFile(r, file, format, (n) => bar.advance(n)), Date.now());
         bar.done();
         const seconds = (Date.now() - started) / 1000;
         output(options.json ?? false, { ...result, seconds }, () => {
-          const lines = [`Imported ${result.imported} ${r.table} rows, rejected ${result.rejected.length} (${seconds.toFixed(1)} s).`];
+          const lines = [`Imported ${result.imported} ${r.plural}, rejected ${result.rejected.length} ${result.rejected.length === 1 ? 'row' : 'rows'} (${seconds.toFixed(1)} s).`];
           for (const { line, reason } of result.rejected.slice(0, 100)) lines.push(`  line ${line}: ${reason}`);
           if (result.rejected.length > 100) lines.push(`  … and ${result.rejected.length - 100} more (use --json for all)`);
           return lines.join('\n');

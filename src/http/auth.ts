@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { findShopByToken, type Shop } from '../shops/repository.js';
+import { findShopByToken, shopsGeneration, type Shop } from '../shops/repository.js';
+import { hashToken } from '../shops/tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,18 +19,59 @@ export function tokenFromHeader(header: string | undefined): string | null {
   return token === '' ? null : token;
 }
 
-async function authenticate(app: FastifyInstance, request: FastifyRequest): Promise<void> {
+/**
+ * How long a token found live is trusted without asking the database again. Revoking a token
+ * or changing a shop in this process takes effect at once (shopsGeneration); done by another
+ * process (the CLI, another API process) it takes effect within this time.
+ */
+export const TOKEN_CACHE_MS = 2000;
+const TOKEN_CACHE_SIZE = 10_000;
+
+interface Cached {
+  shop: Shop;
+  until: number;
+  generation: number;
+}
+
+/** Live tokens seen lately, by token hash: one database lookup per token every TOKEN_CACHE_MS at most. */
+class TokenCache {
+  readonly #entries = new Map<string, Cached>();
+
+  get(tokenHash: string): Shop | undefined {
+    const cached = this.#entries.get(tokenHash);
+    if (cached === undefined) return undefined;
+    if (cached.generation === shopsGeneration() && performance.now() < cached.until) return cached.shop;
+    this.#entries.delete(tokenHash);
+    return undefined;
+  }
+
+  set(tokenHash: string, shop: Shop, generation: number): void {
+    if (this.#entries.size >= TOKEN_CACHE_SIZE) this.#entries.clear();
+    // Shared by the requests that follow: frozen so that none can change it for the others.
+    this.#entries.set(tokenHash, { shop: Object.freeze(shop), until: performance.now() + TOKEN_CACHE_MS, generation });
+  }
+}
+
+async function authenticate(app: FastifyInstance, request: FastifyRequest, cache: TokenCache): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
   }
-  const shop = await findShopByToken(app.db, token);
-  if (shop === undefined) throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
+  const tokenHash = hashToken(token);
+  let shop = cache.get(tokenHash);
+  if (shop === undefined) {
+    // Taken before the lookup: a change made meanwhile makes this entry stale at once.
+    const generation = shopsGeneration();
+    shop = await findShopByToken(app.db, token);
+    if (shop === undefined) throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
+    cache.set(tokenHash, shop, generation);
+  }
   request.shop = shop;
 }
 
 /** Every route registered in this scope requires a live token. */
 export function registerAuth(app: FastifyInstance): void {
+  const cache = new TokenCache();
   app.decorateRequest('shop', null as unknown as Shop);
-  app.addHook('onRequest', async (request) => authenticate(app, request));
+  app.addHook('onRequest', async (request) => authenticate(app, request, cache));
 }

@@ -145,6 +145,14 @@ export interface ListSpec<Row, Item> {
   toJson(rows: Row[]): Item[] | Promise<Item[]>;
 }
 
+/** The rows of `query` with these IDs, in the order of `ids`. */
+async function rowsByKey<Row>(query: SelectQueryBuilder<any, any, Row>, spec: ListSpec<Row, unknown>, ids: number[], idKey: keyof Row): Promise<Row[]> {
+  const found = await query.where(sql.ref(spec.idColumn), 'in', ids).execute();
+  const byId = new Map(found.map((row) => [Number(row[idKey]), row]));
+  // A row deleted between the two reads is left out.
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
 /**
  * Answers a list request. `query` selects the rows of the authenticated shop that the list
  * shows (filters applied, no ORDER BY, LIMIT or OFFSET): paginate adds the page.
@@ -181,19 +189,44 @@ export async function paginate<Row, Item>(
 
   const { page, perPage, direction } = wanted;
   const sortColumn = wanted.sort === 'id' ? spec.idColumn : spec.sortable[wanted.sort]!;
-  let ordered = query.orderBy(sql.ref(sortColumn), direction);
-  if (sortColumn !== spec.idColumn) ordered = ordered.orderBy(sql.ref(spec.idColumn), direction);
-  const rows = await ordered
+  const byId = sortColumn === spec.idColumn;
+  const offset = (page - 1) * perPage;
+  const cap = MAX_PAGE * perPage;
+
+  // A deferred join: the page's keys come from a narrow index (OFFSET skips index entries, not
+  // whole rows), then only the page's rows are read, by key.
+  let keyQuery = query.clearSelect().select(sql.ref(spec.idColumn).as('page_id'));
+  if (!byId) keyQuery = keyQuery.select(sql.ref(sortColumn).as('page_sort')).orderBy(sql.ref(sortColumn), direction);
+  const keys = (await keyQuery
+    .orderBy(sql.ref(spec.idColumn), direction)
     .limit(perPage)
-    .offset((page - 1) * perPage)
-    .execute();
-  // Past page 500 nothing is reachable, so counting stops there: `last` stays exact and cheap.
-  const counted = query.clearSelect().select(sql.lit(1).as('one')).limit(MAX_PAGE * perPage).as('counted');
-  const { n } = await db
-    .selectFrom(counted)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  const last = Math.min(MAX_PAGE, Math.max(1, Math.ceil(Number(n) / perPage)));
+    .offset(offset)
+    .execute()) as unknown as { page_id: number; page_sort?: unknown }[];
+  const rows = keys.length === 0 ? [] : await rowsByKey(query, spec, keys.map((k) => Number(k.page_id)), idKey);
+
+  // `last` needs the total, counted only as far as page 500 reaches. A full page counts only
+  // what follows its last row; a partial page is the last one; an empty page past the end
+  // counts from the start.
+  const counted = async (from: SelectQueryBuilder<any, any, Row>, limit: number) => {
+    const { n } = await db
+      .selectFrom(from.clearSelect().select(sql.lit(1).as('one')).limit(limit).as('counted'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(n);
+  };
+  let total: number;
+  if (keys.length > 0 && keys.length < perPage) total = offset + keys.length;
+  else if (keys.length === 0) total = offset === 0 ? 0 : await counted(query, Math.min(offset, cap));
+  else if (offset + perPage >= cap) total = cap;
+  else {
+    const lastKey = keys[keys.length - 1]!;
+    const after = direction === 'asc' ? '>' : '<';
+    const following = byId
+      ? query.where(sql.ref(spec.idColumn), after, lastKey.page_id)
+      : query.where(sql<boolean>`(${sql.ref(sortColumn)}, ${sql.ref(spec.idColumn)}) ${sql.raw(after)} (${lastKey.page_sort}, ${lastKey.page_id})`);
+    total = offset + perPage + (await counted(following, cap - offset - perPage));
+  }
+  const last = Math.min(MAX_PAGE, Math.max(1, Math.ceil(total / perPage)));
   const base = absoluteBase(request);
   const data = await spec.toJson(rows);
   return {

@@ -1,3 +1,4 @@
+import { prepareQuery } from '../db/prepared.js';
 import type { DB } from '../db/tables.js';
 
 export interface Balance {
@@ -8,27 +9,39 @@ export interface Balance {
 
 export const ZERO_BALANCE: Readonly<Balance> = Object.freeze({ points: 0, credits: 0 });
 
+// A page of customers asks for 25 to 250 balances per request: the query is compiled once per
+// IN-list size, and sizes are rounded up to a power of two (the list padded with a repeated id)
+// so that a few compiled queries serve every count.
+const MAX_IDS_PER_QUERY = 512;
+
+const openLots = prepareQuery<{ shopId: number; ids: number[]; now: number }, { customer_remote_id: number; kind: 'points' | 'credits'; total: number }, number>(
+  (db, p, size) =>
+    db
+      .selectFrom('points_lots')
+      .select(['customer_remote_id', 'kind', (eb) => eb.fn.sum<number>('remaining').as('total')])
+      .where('shop_id', '=', p.value('shopId'))
+      .where('customer_remote_id', 'in', p.list('ids', size))
+      .where('remaining', '>', 0)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', p.value('now'))]))
+      .groupBy(['customer_remote_id', 'kind']),
+);
+
 /**
  * Available balances: what remains in lots that have not expired at `now`. Exact at every
  * instant, whatever the expiry sweep has or has not done yet.
  */
 export async function balancesOf(db: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<Map<number, Balance>> {
   const out = new Map<number, Balance>();
-  if (remoteIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('points_lots')
-    .select(['customer_remote_id', 'kind', (eb) => eb.fn.sum<number>('remaining').as('total')])
-    .where('shop_id', '=', shopId)
-    .where('customer_remote_id', 'in', remoteIds as number[])
-    .where('remaining', '>', 0)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .groupBy(['customer_remote_id', 'kind'])
-    .execute();
-  for (const row of rows) {
-    const id = Number(row.customer_remote_id);
-    let balance = out.get(id);
-    if (balance === undefined) out.set(id, (balance = { points: 0, credits: 0 }));
-    balance[row.kind] = Number(row.total);
+  for (let start = 0; start < remoteIds.length; start += MAX_IDS_PER_QUERY) {
+    const ids = remoteIds.slice(start, start + MAX_IDS_PER_QUERY);
+    const size = 2 ** Math.ceil(Math.log2(ids.length));
+    while (ids.length < size) ids.push(ids[0]!);
+    for (const row of await openLots(db, { shopId, ids, now }, size)) {
+      const id = Number(row.customer_remote_id);
+      let balance = out.get(id);
+      if (balance === undefined) out.set(id, (balance = { points: 0, credits: 0 }));
+      balance[row.kind] = Number(row.total);
+    }
   }
   return out;
 }

@@ -83,20 +83,22 @@ export async function expiredLots(db: DB, shopId: number, remoteIds: readonly nu
 }
 
 /**
- * Customers who have lots that expired by `now` with something left, across shops, up to
- * `limit` of them: the sweep's work list. Uses the points_lots_expiring partial index.
+ * Customers who have lots that expired by `now` with something left, across shops: the
+ * sweep's work list. Reads at most `limit` lots, oldest expiry first, straight off the
+ * points_lots_expiring partial index (no sort), so each call costs the same however large
+ * the backlog.
  */
 export async function customersWithExpiredLots(db: DB, now: number, limit: number): Promise<{ shopId: number; remoteId: number }[]> {
   const rows = await db
     .selectFrom('points_lots')
     .select(['shop_id', 'customer_remote_id'])
-    .distinct()
     .where('remaining', '>', 0)
     .where('expires_at', 'is not', null)
     .where('expires_at', '<=', now)
-    .orderBy('shop_id')
-    .orderBy('customer_remote_id')
+    .orderBy('expires_at')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ shopId: Number(r.shop_id), remoteId: Number(r.customer_remote_id) }));
+  const seen = new Map<string, { shopId: number; remoteId: number }>();
+  for (const r of rows) seen.set(`${r.shop_id}:${r.customer_remote_id}`, { shopId: Number(r.shop_id), remoteId: Number(r.customer_remote_id) });
+  return [...seen.values()];
 }

@@ -105,6 +105,7 @@ export const PointsEventInput = Type.Object(
   },
   {
     additionalProperties: false,
+    description: 'One grant (positive amounts) or deduction (negative amounts) of points and/or store credit for one customer',
     examples: [{ customer_identifier: 'ada@example.com', source: 'order', points_amount: 120, external_note: 'Order #1042' }],
   },
 );
@@ -123,6 +124,7 @@ function makeBatchInput(maxEvents: number) {
     },
     {
       additionalProperties: false,
+      description: 'Points events applied in array order, all or nothing',
       examples: [
         {
           points_events: [

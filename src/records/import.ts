@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { parse } from 'csv-parse';
+import { parse, type CsvError } from 'csv-parse';
 import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
@@ -11,6 +11,7 @@ import { columnsOf, validateImported, type Resource, type Row } from './resource
 
 // Bulk upsert of synced records from NDJSON or CSV, by remote_id: running it twice is harmless.
 // Each row gets the validation a PUT body gets; rows are written in big multi-row transactions.
+// A bad row is rejected with its line number and reason; the other rows are still imported.
 
 export interface SourceRow {
   line: number;
@@ -32,11 +33,24 @@ export interface ImportResult {
 /** Rows per transaction: big enough to amortise commits, small enough to keep memory flat. */
 const BATCH = 20_000;
 
-/** Reads an NDJSON file line by line; blank lines are skipped. */
+/** The formats a file can hold, and the file name endings that tell them apart. */
+export type Format = 'ndjson' | 'csv';
+export const FORMATS: readonly Format[] = ['ndjson', 'csv'];
+const ENDINGS: Readonly<Record<string, Format>> = { '.ndjson': 'ndjson', '.jsonl': 'ndjson', '.csv': 'csv' };
+
+/** The format a file's name says it holds, or undefined when it says none we read. */
+export function formatOf(file: string): Format | undefined {
+  const ending = /\.[^./\\]+$/.exec(file)?.[0].toLowerCase();
+  return ending === undefined ? undefined : ENDINGS[ending];
+}
+
+/** Reads an NDJSON file line by line; blank lines are skipped (but counted). */
 export async function* readNdjson(stream: NodeJS.ReadableStream): AsyncGenerator<SourceRow> {
   let line = 0;
-  for await (const text of readline.createInterface({ input: stream, crlfDelay: Infinity })) {
+  for await (const read of readline.createInterface({ input: stream, crlfDelay: Infinity })) {
     line++;
+    // Editors on Windows start UTF-8 files with a byte order mark.
+    const text = line === 1 ? read.replace(/^\uFEFF/, '') : read;
     if (text.trim() === '') continue;
     try {
       const body = JSON.parse(text);
@@ -64,46 +78,70 @@ function fromCsv(r: Resource, record: Record<string, string>): Row {
   return body;
 }
 
-/** Reads a CSV file with a header line naming the fields (remote_id among them). */
-export async function* readCsv(r: Resource, stream: NodeJS.ReadableStream): AsyncGenerator<SourceRow> {
-  const parser = stream.pipe(parse({ columns: true, skip_empty_lines: true, trim: false, info: true, relax_column_count: true }));
-  try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
-      yield { line: info.lines, body: fromCsv(r, record) };
-    }
-  } catch (error) {
-    const lines = (error as { lines?: number }).lines;
-    yield { line: lines ?? 0, error: `invalid CSV: ${(error as Error).message}` };
-  }
+/** The line a record starts on: csv-parse counts to its end, and a quoted cell may span lines. */
+function startLine(info: { lines: number; raw: string }): number {
+  const inner = info.raw.replace(/^[\r\n]+/, '').replace(/[\r\n]+$/, '');
+  return info.lines - (inner.match(/\n/g)?.length ?? 0);
 }
 
-export function readFile(r: Resource, file: string, onBytes?: (n: number) => void): AsyncGenerator<SourceRow> {
+/**
+ * Reads a CSV file with a header line naming the fields (remote_id among them). Line numbers
+ * are the file's: the header is line 1. A row with more or fewer cells than the header, or a
+ * stray quote, is rejected on its own and reading goes on.
+ */
+export async function* readCsv(r: Resource, stream: NodeJS.ReadableStream): AsyncGenerator<SourceRow> {
+  const parser = stream.pipe(parse({ bom: true, skip_empty_lines: true, relax_column_count: true, skip_records_with_error: true, info: true, raw: true }));
+  const malformed: SourceRow[] = [];
+  parser.on('skip', (error: CsvError) => malformed.push({ line: error.lines ?? 0, error: `invalid CSV: ${error.message}` }));
+  let header: string[] | undefined;
+  for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number; raw: string } }>) {
+    yield* malformed.splice(0);
+    if (header === undefined) {
+      header = record;
+      continue;
+    }
+    const line = startLine(info);
+    if (record.length !== header.length) yield { line, error: `expected ${header.length} cells as in the header line, got ${record.length}` };
+    else yield { line, body: fromCsv(r, Object.fromEntries(header.map((name, i) => [name, record[i]!]))) };
+  }
+  yield* malformed.splice(0);
+}
+
+export function readFile(r: Resource, file: string, format: Format, onBytes?: (n: number) => void): AsyncGenerator<SourceRow> {
   const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
   if (onBytes) stream.on('data', (chunk) => onBytes(chunk.length));
-  return /\.csv$/i.test(file) ? readCsv(r, stream) : readNdjson(stream);
+  return format === 'csv' ? readCsv(r, stream) : readNdjson(stream);
 }
 
 const reasonOf = (details: ErrorDetail[]) => details.map((d) => `${d.param}: ${d.message}`).join('; ');
 
-async function writeBatch(db: DB, shopId: number, r: Resource, batch: { line: number; id: number; body: Row }[], now: number, result: ImportResult): Promise<void> {
-  // The last line for a remote_id wins, as if the lines were PUT one after another.
-  const byId = new Map<number, { line: number; id: number; body: Row }>();
+type Item = { line: number; id: number; body: Row };
+
+/**
+ * Writes a batch as if its lines were PUT one after another: a remote_id's later lines go in
+ * later rounds, so the last one wins and each is checked against what the earlier ones wrote.
+ */
+async function writeBatch(db: DB, shopId: number, r: Resource, batch: Item[], now: number, result: ImportResult): Promise<void> {
+  const rounds: Item[][] = [];
+  const seen = new Map<number, number>();
   for (const row of batch) {
-    byId.delete(row.id);
-    byId.set(row.id, row);
+    const round = seen.get(row.id) ?? 0;
+    seen.set(row.id, round + 1);
+    (rounds[round] ??= []).push(row);
   }
-  const rows = [...byId.values()];
-  const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', now) }));
   await transaction(db, async (trx) => {
-    const errors = await conflicts(trx, shopId, r, candidates);
-    const good: Row[] = [];
-    candidates.forEach((c, i) => {
-      const details = errors.get(i);
-      if (details) result.rejected.push({ line: rows[i]!.line, reason: reasonOf(details) });
-      else good.push({ remote_id: c.id, ...c.values });
-    });
-    await upsertRecords(trx, shopId, r, good, now);
-    result.imported += good.length + (batch.length - rows.length);
+    for (const rows of rounds) {
+      const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', now) }));
+      const errors = await conflicts(trx, shopId, r, candidates);
+      const good: Row[] = [];
+      candidates.forEach((c, i) => {
+        const details = errors.get(i);
+        if (details) result.rejected.push({ line: rows[i]!.line, reason: reasonOf(details) });
+        else good.push({ remote_id: c.id, ...c.values });
+      });
+      await upsertRecords(trx, shopId, r, good, now);
+      result.imported += good.length;
+    }
   });
 }
 
@@ -111,7 +149,7 @@ async function writeBatch(db: DB, shopId: number, r: Resource, batch: { line: nu
 export async function importRecords(db: DB, shopId: number, r: Resource, source: AsyncIterable<SourceRow>, now: number, onRows?: (n: number) => void): Promise<ImportResult> {
   if (r.write !== 'upsert') throw new Error(`${r.table} are not synced from the platform; only records with a remote_id can be imported`);
   const result: ImportResult = { imported: 0, rejected: [] };
-  let batch: { line: number; id: number; body: Row }[] = [];
+  let batch: Item[] = [];
   for await (const row of source) {
     if (row.body === undefined) {
       result.rejected.push({ line: row.line, reason: row.error ?? 'unreadable' });

@@ -72,6 +72,7 @@ export async function updateShop(db: DB, shopId: number, settings: ShopSettings,
   if (settings.per_event_expiry !== undefined) changes.per_event_expiry = settings.per_event_expiry ? 1 : 0;
   if (settings.points_expiry_days !== undefined) changes.points_expiry_days = settings.points_expiry_days;
   const row = await db.updateTable('shops').set(changes).where('id', '=', shopId).returningAll().executeTakeFirst();
+  shopsChanged();
   return row && toShop(row);
 }
 
@@ -105,7 +106,22 @@ export async function revokeToken(db: DB, shopId: number, tokenId: number, now: 
     .where('id', '=', tokenId)
     .where('revoked_at', 'is', null)
     .execute();
+  shopsChanged();
   return true;
+}
+
+let generation = 0;
+
+function shopsChanged(): void {
+  generation++;
+}
+
+/**
+ * Counts the changes this process made to shops and tokens (settings updated, tokens
+ * revoked), so that a cache of findShopByToken can drop what it holds at once.
+ */
+export function shopsGeneration(): number {
+  return generation;
 }
 
 /** The shop a live token belongs to. */

@@ -133,6 +133,51 @@ describe(`lots: first-expiring first, and expiry (${TEST_DIALECT})`, () => {
   });
 });
 
+describe(`lots: sweeps racing sweeps and deductions (${TEST_DIALECT})`, () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await setup({ shop: { points_expiry_days: 1 } });
+    await createCustomers(t, 20);
+  });
+  afterAll(() => t.close());
+
+  it('writes each expiration once and never lets a lot be both spent and expired', async () => {
+    const customers = Array.from({ length: 20 }, (_, i) => String(i + 1));
+    await postBatch(t, customers.map((c) => ({ customer_identifier: c, source: 'manual', points_amount: 10 })));
+    t.clock.advance(DAY / 2);
+    await postBatch(t, customers.map((c) => ({ customer_identifier: c, source: 'manual', points_amount: 5 })));
+    t.clock.advance(DAY / 2);
+    // The first grants have expired; the second ones (5 each) are all that can be spent.
+    const [a, b, spends] = await Promise.all([
+      sweep(t),
+      sweep(t),
+      Promise.all(customers.map((c) => postEvent(t, { customer_identifier: c, source: 'manual', points_amount: -5 }))),
+    ]);
+    expect(spends.map((r) => r.statusCode)).toEqual(customers.map(() => 201));
+    expect(a + b + (await sweep(t))).toBe(20);
+    for (const c of customers) {
+      const rows = await t.database.db
+        .selectFrom('points_events')
+        .select(['points_amount'])
+        .where('shop_id', '=', t.shop.id)
+        .where('customer_remote_id', '=', Number(c))
+        .execute();
+      expect(rows.map((r) => Number(r.points_amount)).sort((x, y) => x - y)).toEqual([-10, -5, 5, 10]);
+      expect((await balanceOf(t, c)).points).toBe(0);
+    }
+  });
+
+  it('sweeps a backlog larger than one chunk', async () => {
+    const grants = (n: number) => Array.from({ length: n }, (_, i) => ({ customer_identifier: String((i % 3) + 1), source: 'manual', points_amount: 1 }));
+    await postBatch(t, grants(1000));
+    await postBatch(t, grants(700));
+    t.clock.advance(DAY);
+    expect(await sweep(t)).toBe(1700);
+    expect(await sweep(t)).toBe(0);
+    for (const c of [1, 2, 3]) expect((await balanceOf(t, c)).points).toBe(0);
+  });
+});
+
 describe(`lots: the shop's default expiry, with an injected clock (${TEST_DIALECT})`, () => {
   let t: TestContext;
   beforeAll(async () => {

@@ -1,18 +1,28 @@
 import type { Kysely } from 'kysely';
-import { idColumn, shopTable } from './_schema.js';
+import { idColumn, isPostgres, shopTable } from './_schema.js';
 
 // Records synced from the commerce platform (keyed by remote_id) and native ones (keyed by a
 // native id). Every column offered as a sort gets an index on (shop_id, column, key), so an
-// offset page deep into the list is an index walk, not a sort.
+// offset page deep into the list is a walk over a narrow index, not a sort.
 
 type Build = Parameters<typeof shopTable>[3];
 
 const times = (t: any) => t.addColumn('created_at', 'bigint', (c: any) => c.notNull()).addColumn('updated_at', 'bigint', (c: any) => c.notNull());
 
 async function sortIndexes(db: Kysely<any>, table: string, key: string, columns: string[]): Promise<void> {
+  await keyIndex(db, table, key);
   for (const column of [...columns, 'created_at', 'updated_at']) {
     await db.schema.createIndex(`${table}_${column}`).on(table).columns(['shop_id', column, key]).execute();
   }
+}
+
+/**
+ * Offset pages in key order skip index entries, not rows. PostgreSQL's primary key index is
+ * already that narrow index (rows live in the heap); a SQLite WITHOUT ROWID table is its
+ * primary key, whole rows in its leaves, so it gets a narrow index of (shop_id, key) as well.
+ */
+async function keyIndex(db: Kysely<any>, table: string, key: string): Promise<void> {
+  if (!isPostgres(db)) await db.schema.createIndex(`${table}_${key}`).on(table).columns(['shop_id', key]).execute();
 }
 
 async function synced(db: Kysely<any>, table: string, build: Build, sorts: string[]): Promise<void> {
@@ -27,6 +37,7 @@ async function native(db: Kysely<any>, table: string, build: Build, sorts: strin
 
 export async function up(db: Kysely<any>): Promise<void> {
   // customers exists since 001; it gains its sort indexes.
+  await keyIndex(db, 'customers', 'remote_id');
   await db.schema.createIndex('customers_created_at').on('customers').columns(['shop_id', 'created_at', 'remote_id']).execute();
   await db.schema.createIndex('customers_updated_at').on('customers').columns(['shop_id', 'updated_at', 'remote_id']).execute();
 
@@ -121,4 +132,5 @@ export async function down(db: Kysely<any>): Promise<void> {
   }
   await db.schema.dropIndex('customers_updated_at').execute();
   await db.schema.dropIndex('customers_created_at').execute();
+  if (!isPostgres(db)) await db.schema.dropIndex('customers_remote_id').execute();
 }

@@ -1,0 +1,51 @@
+import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+
+// Building a Kysely query costs more than running it when the query is small and hot (a page's
+// balances: ~30 µs to build and compile a 25-value IN list, a few µs to run it on SQLite). A
+// prepared query is built and compiled once per database and shape, then run with new values.
+// The SQL text stays the same, so the SQLite driver reuses its prepared statement as well.
+
+/** Stands in for a value given at execution: `values[name]`, or `values[name][index]`. */
+class Slot {
+  constructor(
+    readonly name: string,
+    readonly index: number | null,
+  ) {}
+}
+
+/** Placeholders for `build`: `p.x` is one value, `p.list('ids', n)` a list of n values. */
+export interface Placeholders<V> {
+  value<K extends keyof V & string>(name: K): V[K];
+  list<K extends keyof V & string>(name: K, length: number): V[K];
+}
+
+const placeholders: Placeholders<any> = {
+  value: (name) => new Slot(name, null) as any,
+  list: (name, length) => Array.from({ length }, (_, i) => new Slot(name, i)) as any,
+};
+
+/**
+ * A query that `build` makes from placeholders instead of values; run it with `values`.
+ * `shape` names what changes the SQL text besides the values (the length of an IN list), and
+ * is passed back to `build`. Compiled queries are kept per database dialect and shape.
+ */
+export function prepareQuery<V extends Record<string, unknown>, R, S extends string | number = string>(
+  build: (db: Kysely<any>, p: Placeholders<V>, shape: S) => Compilable<R>,
+) {
+  const compiled = new WeakMap<object, Map<S, CompiledQuery<R>>>();
+  return async (db: Kysely<any>, values: V, shape: S = '' as S): Promise<R[]> => {
+    // Transactions share their database's adapter, so they share its compiled queries too.
+    const key = db.getExecutor().adapter;
+    let byShape = compiled.get(key);
+    if (byShape === undefined) compiled.set(key, (byShape = new Map()));
+    let query = byShape.get(shape);
+    if (query === undefined) byShape.set(shape, (query = build(db, placeholders as Placeholders<V>, shape).compile()));
+    const parameters = query.parameters.map((p) => {
+      if (!(p instanceof Slot)) return p;
+      const value = values[p.name];
+      return p.index === null ? value : (value as readonly unknown[])[p.index];
+    });
+    const result = await db.executeQuery<R>({ ...query, parameters });
+    return result.rows;
+  };
+}

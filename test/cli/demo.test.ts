@@ -1,0 +1,172 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API } from '../helpers/app.js';
+import { cliContext, type CliContext, type CliShop } from '../helpers/cli.js';
+import { TEST_DIALECT } from '../helpers/database.js';
+
+// `loyalty demo --shop <id> --customers N`: sample data a merchant can try the API on, checked
+// over HTTP for what a merchant would rely on (balances that the ledger explains). Re-running it
+// is harmless: customers already there are left alone, so nothing is credited twice.
+
+interface Seeded {
+  customers: number;
+  orders: number;
+  rewards: number;
+  vip_tiers: number;
+  points_events: number;
+}
+
+interface Snapshot {
+  customers: any[];
+  orders: any[];
+  rewards: any[];
+  tiers: any[];
+  events: any[];
+}
+
+describe(`loyalty demo (${TEST_DIALECT})`, () => {
+  let t: CliContext;
+  let shop: CliShop;
+  beforeAll(async () => {
+    t = await cliContext();
+    shop = await t.createShop('Demo');
+  });
+  afterAll(() => t?.close());
+
+  const demo = async (target: CliShop, customers: number): Promise<Seeded> => {
+    const out = await t.ok('demo', '--shop', String(target.shop.id), '--customers', String(customers), '--json');
+    const seeded = JSON.parse(out) as Seeded;
+    expect(Object.keys(seeded).sort()).toEqual(['customers', 'orders', 'points_events', 'rewards', 'vip_tiers']);
+    return seeded;
+  };
+
+  const snapshot = async (target: CliShop): Promise<Snapshot> => ({
+    customers: await t.all(target.token, 'customers'),
+    orders: await t.all(target.token, 'orders'),
+    rewards: await t.all(target.token, 'rewards'),
+    tiers: await t.all(target.token, 'vip_tiers'),
+    events: await t.all(target.token, 'points_events'),
+  });
+
+  /** Every balance is what the customer's events add up to, and every paid order earned its points. */
+  const expectConsistent = (s: Snapshot) => {
+    const sums = new Map<number, number>();
+    for (const e of s.events) sums.set(e.customer.remote_id, (sums.get(e.customer.remote_id) ?? 0) + e.points_amount);
+    for (const c of s.customers) {
+      expect(c.points_balance, `customer ${c.remote_id}`).toBe(sums.get(c.remote_id) ?? 0);
+      expect(c.points_balance).toBeGreaterThanOrEqual(0);
+      expect(c.credits_balance).toBe(0);
+    }
+    // No event names a customer that is not there.
+    const ids = new Set(s.customers.map((c) => c.remote_id));
+    expect(s.events.filter((e) => !ids.has(e.customer.remote_id))).toEqual([]);
+    // One welcome bonus per customer.
+    expect(s.events.filter((e) => e.source === 'signup').map((e) => e.customer.remote_id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+    // A point per whole euro of each paid order, credited to its customer, once.
+    const earned = s.events.filter((e) => e.source === 'order');
+    const paid = s.orders.filter((o) => o.financial_status === 'paid');
+    expect(earned.length).toBe(paid.length);
+    for (const order of paid) {
+      const matching = earned.filter((e) => e.internal_note === `Order ${order.remote_id}`);
+      expect(matching, `order ${order.remote_id}`).toHaveLength(1);
+      expect(matching[0]).toMatchObject({ customer: { remote_id: order.customer_remote_id }, points_amount: Math.floor(order.total) });
+    }
+  };
+
+  it('seeds customers, orders, rewards, VIP tiers and points events, and balances add up', async () => {
+    const seeded = await demo(shop, 50);
+    expect(seeded).toMatchObject({ customers: 50, rewards: 4, vip_tiers: 3 });
+    expect(seeded.orders).toBeGreaterThan(0);
+    expect(seeded.points_events).toBeGreaterThan(50);
+
+    const s = await snapshot(shop);
+    expect(s.customers.map((c) => c.remote_id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    for (const c of s.customers) expect(c.email).toMatch(/^[a-z]+\.[a-z]+\.\d+@example\.com$/);
+    expect(s.orders).toHaveLength(seeded.orders);
+    for (const o of s.orders) expect(o.customer_remote_id).toBeGreaterThanOrEqual(1);
+    expect(s.orders.some((o) => o.financial_status === 'paid')).toBe(true);
+    expect(s.rewards.map((r) => r.name).sort()).toEqual(['10% off your next order', '5 € off your next order', 'Free shipping', 'Free tote bag']);
+    expect(s.tiers.map((v) => [v.name, v.points_threshold])).toEqual([
+      ['Bronze', 0],
+      ['Silver', 1000],
+      ['Gold', 5000],
+    ]);
+    expect(s.events).toHaveLength(seeded.points_events);
+    expect(new Set(s.events.map((e) => e.source))).toEqual(new Set(['signup', 'order', 'manual']));
+    expectConsistent(s);
+
+    // The per-customer ledger agrees with the shop's.
+    const someone = s.customers.find((c) => c.points_balance > 100)!;
+    const own = await t.all(shop.token, `customers/${someone.remote_id}/points_events`);
+    expect(own.reduce((sum, e) => sum + e.points_amount, 0)).toBe(someone.points_balance);
+
+    // The token the demo used to call the API was revoked when it finished.
+    const tokens = JSON.parse(await t.ok('tokens', 'list', '--shop', String(shop.shop.id), '--json')).tokens as { name: string; revoked_at: string | null }[];
+    const used = tokens.filter((k) => k.name.startsWith('demo'));
+    expect(used).toHaveLength(1);
+    expect(used[0]!.revoked_at).not.toBeNull();
+  });
+
+  it('is harmless to run again: nothing is added, nothing credited twice', async () => {
+    const before = await snapshot(shop);
+    expect(await demo(shop, 50)).toEqual({ customers: 0, orders: 0, rewards: 0, vip_tiers: 0, points_events: 0 });
+    expect(await t.ok('demo', '--shop', String(shop.shop.id), '--customers', '50')).toMatch(/nothing to add/);
+    expect(await snapshot(shop)).toEqual(before);
+  });
+
+  it('adds only the new customers, with their orders and points, when run with more', async () => {
+    const before = await snapshot(shop);
+    const seeded = await demo(shop, 60);
+    expect(seeded).toMatchObject({ customers: 10, rewards: 0, vip_tiers: 0 });
+    const after = await snapshot(shop);
+    expect(after.customers.map((c) => c.remote_id)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(after.customers.slice(0, 50)).toEqual(before.customers);
+    expect(after.orders.slice(0, before.orders.length)).toEqual(before.orders);
+    expect(after.orders).toHaveLength(before.orders.length + seeded.orders);
+    expect(after.orders.slice(before.orders.length).every((o) => o.customer_remote_id > 50)).toBe(true);
+    expect(after.events).toHaveLength(before.events.length + seeded.points_events);
+    expect(after.rewards).toEqual(before.rewards);
+    expect(after.tiers).toEqual(before.tiers);
+    expectConsistent(after);
+  });
+
+  it('leaves a shop\'s own tiers alone and adds only the ones that fit', async () => {
+    const own = await t.createShop('Has tiers');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `${API}/vip_tiers`,
+      headers: { authorization: `Bearer ${own.token}` },
+      payload: { name: 'Platinum', points_threshold: 1000 },
+    });
+    expect(res.statusCode).toBe(201);
+    const seeded = await demo(own, 5);
+    expect(seeded).toMatchObject({ customers: 5, vip_tiers: 2 });
+    const tiers = await t.all(own.token, 'vip_tiers');
+    expect(tiers.map((v) => [v.name, v.points_threshold]).sort()).toEqual([
+      ['Bronze', 0],
+      ['Gold', 5000],
+      ['Platinum', 1000],
+    ]);
+    expectConsistent(await snapshot(own));
+  });
+
+  it('refuses bad arguments with a clear message, a non-zero exit and nothing written', async () => {
+    const count = async () => Number((await sql<{ n: number }>`select count(*) as n from customers`.execute(t.database.db)).rows[0]!.n);
+    const before = await count();
+    const id = String(shop.shop.id);
+    const cases: [string[], RegExp][] = [
+      [['demo', '--shop', '999999', '--customers', '5'], /no shop with id 999999/],
+      [['demo', '--shop', id, '--customers', '0'], /--customers must be a positive integer, got "0"/],
+      [['demo', '--shop', id, '--customers', 'lots'], /--customers must be a positive integer, got "lots"/],
+      [['demo', '--customers', '5'], /required option '--shop <id>'/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => t.run(...args)));
+    for (const [i, [args, message]] of cases.entries()) {
+      const result = results[i]!;
+      expect(result.code, args.join(' ')).not.toBe(0);
+      expect(result.stderr, args.join(' ')).toMatch(message);
+      expect(result.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
+    }
+    expect(await count()).toBe(before);
+  });
+});
