@@ -14,6 +14,7 @@ import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
 
 const CUSTOMERS = 1_000_000;
 const SECONDS = 10;
+const WARMUP_SECONDS = 3;
 const CONNECTIONS = 10;
 const CEILING = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib', 'ceiling.js');
 
@@ -34,7 +35,7 @@ function cli(databaseUrl: string, args: string[]): string {
   return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', maxBuffer: 1 << 26 });
 }
 
-async function startCeiling(body: string): Promise<{ url: string; stop(): void }> {
+async function startCeiling(body: string): Promise<{ url: string; pid: number; stop(): void }> {
   const file = path.join(os.tmpdir(), `ceiling-${process.pid}.json`);
   fs.writeFileSync(file, body);
   const port = await freePort();
@@ -47,11 +48,17 @@ async function startCeiling(body: string): Promise<{ url: string; stop(): void }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return { url, stop: () => child.kill('SIGTERM') };
+  return { url, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 
+const cpu = (r: WrkResult) => (r.cpuUsPerRequest === null ? '' : `   server CPU ${r.cpuUsPerRequest.toFixed(0).padStart(5)} µs/req`);
+
 const line = (name: string, r: WrkResult, extra = '') =>
-  `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2).padStart(6)} ms   p99 ${r.p99Ms.toFixed(2).padStart(6)} ms${r.non2xx ? `   NON-2XX ${r.non2xx}` : ''}${extra}`;
+  `  ${name.padEnd(38)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2).padStart(6)} ms   p99 ${r.p99Ms.toFixed(2).padStart(6)} ms${cpu(r)}${r.non2xx ? `   NON-2XX ${r.non2xx}` : ''}${extra}`;
+
+// wrk shares the 2 cores with the server, the same way for the ceiling and the API, so the
+// ratio is fair; other load on the machine is not, so it is printed with the figures.
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
 export const lists: Benchmark = {
   description: 'list pages (cursor and offset) over 1,000,000 customers vs a bare Fastify ceiling; import time',
@@ -82,26 +89,31 @@ export const lists: Benchmark = {
         const sample = await fetch(`${server.url}${list}?pagination[since_id]=500000&pagination[limit]=25`, { headers: { authorization: `Bearer ${token}` } });
         const body = await sample.text();
         const ceiling = await startCeiling(body);
-        process.stdout.write(`\n${CONNECTIONS} connections, ${SECONDS} s each; page of 25 customers = ${body.length} bytes\n`);
+        process.stdout.write(
+          `\n${CONNECTIONS} connections, ${SECONDS} s each after ${WARMUP_SECONDS} s of warm-up; page of 25 customers = ${body.length} bytes; load average ${load()}\n`,
+        );
+        const measure = (url: string, pid: number, auth: string | null, pathExpr: string) =>
+          wrk(url, auth, pathExpr, SECONDS, CONNECTIONS, { warmupSeconds: WARMUP_SECONDS, pid });
         try {
-          const bare = await wrk(ceiling.url, null, `"${list}"`, SECONDS, CONNECTIONS);
+          // The ceiling and the cursor pages of 25 run back to back, so they see the same machine.
+          const bare = await measure(ceiling.url, ceiling.pid, null, `"${list}"`);
           process.stdout.write(`${line('ceiling (bare Fastify, same body)', bare)}\n`);
           const since = (limit: number) => `"${list}?pagination[since_id]=" .. math.random(0, ${CUSTOMERS}) .. "&pagination[limit]=${limit}"`;
-          const c25 = await wrk(server.url, token, since(25), SECONDS, CONNECTIONS);
+          const api = (pathExpr: string) => measure(server.url, server.child.pid!, token, pathExpr);
+          const c25 = await api(since(25));
           process.stdout.write(`${line('cursor, limit 25, random depth', c25, `   ratio ${(c25.rps / bare.rps).toFixed(2)} (target ≥ 0.40, p99 < 15 ms)`)}\n`);
-          const c250 = await wrk(server.url, token, since(250), SECONDS, CONNECTIONS);
+          const c250 = await api(since(250));
           process.stdout.write(`${line('cursor, limit 250, random depth', c250)}\n`);
-          const offsetRandom = `"${list}?pagination[page]=" .. math.random(1, 500) .. "&pagination[per_page]=250"`;
-          const oRandom = await wrk(server.url, token, offsetRandom, SECONDS, CONNECTIONS);
+          const oRandom = await api(`"${list}?pagination[page]=" .. math.random(1, 500) .. "&pagination[per_page]=250"`);
           process.stdout.write(`${line('offset, random page ≤ 500, 250/page', oRandom)}\n`);
-          const o500 = await wrk(server.url, token, `"${list}?pagination[page]=500&pagination[per_page]=250"`, SECONDS, CONNECTIONS);
+          const o500 = await api(`"${list}?pagination[page]=500&pagination[per_page]=250"`);
           process.stdout.write(`${line('offset, page 500 × 250', o500, '   (target p99 < 100 ms)')}\n`);
-          const sorted = await wrk(server.url, token, `"${list}?pagination[page]=500&pagination[per_page]=250&sort[order_type]=updated_at&sort[order_direction]=desc"`, SECONDS, CONNECTIONS);
-          process.stdout.write(`${line('offset, page 500 × 250, updated_at desc', sorted)}\n`);
+          const sorted = await api(`"${list}?pagination[page]=500&pagination[per_page]=250&sort[order_type]=updated_at&sort[order_direction]=desc"`);
+          process.stdout.write(`${line('offset, page 500 × 250, updated_at desc', sorted, '   (target p99 < 100 ms)')}\n`);
         } finally {
           ceiling.stop();
         }
-        process.stdout.write(`\nserver peak RSS ${mb(server.peakRss())}\n`);
+        process.stdout.write(`\nserver peak RSS ${mb(server.peakRss())}; load average ${load()}\n`);
       } finally {
         await server.stop();
       }

@@ -21,7 +21,8 @@ export type CustomerIdentifier = { email: string } | { remoteId: number };
 
 export function parseCustomerIdentifier(identifier: string): CustomerIdentifier | null {
   const text = identifier.trim();
-  if (text.includes('@')) return { email: text.toLowerCase() };
+  // No stored e-mail holds a NUL (bodies with one are refused), and PostgreSQL cannot compare one.
+  if (text.includes('@')) return text.includes('\u0000') ? null : { email: text.toLowerCase() };
   const remoteId = parseRemoteId(text);
   return remoteId === null ? null : { remoteId };
 }

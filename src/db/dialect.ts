@@ -53,8 +53,9 @@ export async function allocateIds(trx: DB, shopId: number, table: string, count:
   if (count <= 0) return [];
   if (isPostgres(trx)) {
     await sql`select pg_advisory_xact_lock(${lockKey(`ids:${shopId}:${table}`).toString()}::bigint)`.execute(trx);
-    const { rows } = await sql<{ id: number }>`select nextval(pg_get_serial_sequence(${table}, 'id')) as id from generate_series(1, ${count})`.execute(trx);
-    return rows.map((r) => Number(r.id));
+    // The sequence is looked up once (offset 0 keeps the planner from inlining it per row).
+    const { rows } = await sql<{ id: number }>`select nextval(s.seq) as id from (select pg_get_serial_sequence(${table}, 'id')::regclass as seq offset 0) s, generate_series(1, ${count})`.execute(trx);
+    return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   }
   const row = await trx
     .insertInto('id_sequences')

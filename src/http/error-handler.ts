@@ -57,6 +57,19 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
     .send(JSON.stringify(errorBody(error.code, error.message, reply.request.id, error.details)));
 }
 
+/**
+ * Errors Fastify's router raises before any hook runs (a malformed percent-encoding, a path
+ * segment over the length limit): answered in the same shape, with X-Request-Id.
+ */
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  reply.header('x-request-id', request.id);
+  const appError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new AppError('not_found', 'No record has an identifier that long')
+      : new AppError('invalid_parameter', 'The URL is not valid: check its percent-encoding');
+  return sendError(reply, appError);
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);

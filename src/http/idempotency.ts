@@ -48,6 +48,50 @@ function claim(db: DB, name: string): (() => void) | null {
 
 const inUse = () => new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry later');
 
+interface Outcome {
+  status: number;
+  payload: string;
+  replayed: boolean;
+}
+
+/**
+ * The stored outcome of an earlier request with this key: a replay when it was the same
+ * request, 422 when it was another one. Undefined when the key is new or has expired.
+ */
+async function storedOutcome(db: DB, request: FastifyRequest, key: string, now: number): Promise<Outcome | undefined> {
+  const stored = await db
+    .selectFrom('idempotency_keys')
+    .select(['request_hash', 'status_code', 'response_body', 'created_at'])
+    .where('shop_id', '=', request.shop.id)
+    .where('key', '=', key)
+    .executeTakeFirst();
+  if (stored === undefined || Number(stored.created_at) <= now - request.server.config.idempotencyTtlHours * 3_600_000) return undefined;
+  if (stored.request_hash !== fingerprint(request)) {
+    throw new AppError('idempotency_key_mismatch', 'This Idempotency-Key was already used with a different request; use a new key for a new request');
+  }
+  return { status: stored.status_code, payload: stored.response_body, replayed: true };
+}
+
+function send(reply: FastifyReply, outcome: Outcome): FastifyReply {
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.payload);
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A preValidation hook: a key that was already used is answered before the body is
+ * validated, with the replay or the mismatch, whatever the new body holds.
+ */
+export async function replayKnownKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  if (!WRITE_METHODS.has(request.method)) return undefined;
+  const key = readKey(request);
+  if (key === null) return undefined;
+  const outcome = await storedOutcome(request.server.db, request, key, request.server.clock());
+  // Returning the reply tells Fastify the hook answered the request.
+  return outcome === undefined ? undefined : send(reply, outcome);
+}
+
 /**
  * Runs a write in a transaction. With an Idempotency-Key it first looks for a stored response
  * (replayed, or 422 when the key came with another request), and stores the new response in
@@ -66,37 +110,24 @@ export async function runWrite(request: FastifyRequest, reply: FastifyReply, wor
   const release = claim(app.db, lockName);
   if (release === null) throw inUse();
   try {
-    const hash = fingerprint(request);
     const now = app.clock();
-    const outcome = await transaction(app.db, async (trx) => {
+    const outcome = await transaction(app.db, async (trx): Promise<Outcome> => {
       if (!(await tryTransactionLock(trx, lockName))) throw inUse();
-      const stored = await trx
-        .selectFrom('idempotency_keys')
-        .select(['request_hash', 'status_code', 'response_body', 'created_at'])
-        .where('shop_id', '=', shopId)
-        .where('key', '=', key)
-        .executeTakeFirst();
-      const fresh = stored !== undefined && Number(stored.created_at) > now - app.config.idempotencyTtlHours * 3_600_000;
-      if (stored !== undefined && fresh) {
-        if (stored.request_hash !== hash) {
-          throw new AppError('idempotency_key_mismatch', 'This Idempotency-Key was already used with a different request; use a new key for a new request');
-        }
-        return { status: stored.status_code, payload: stored.response_body, replayed: true };
-      }
-      if (stored !== undefined) {
-        await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', key).execute();
-      }
+      // Checked again under the lock: a racing request may have stored it since the hook looked.
+      const stored = await storedOutcome(trx, request, key, now);
+      if (stored !== undefined) return stored;
+      // An expired row under this key is replaced.
+      await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', key).execute();
       const result = await work(trx);
       reply.code(result.status);
       const payload = String(reply.serialize(result.body));
       await trx
         .insertInto('idempotency_keys')
-        .values({ shop_id: shopId, key, request_hash: hash, status_code: result.status, response_body: payload, created_at: now })
+        .values({ shop_id: shopId, key, request_hash: fingerprint(request), status_code: result.status, response_body: payload, created_at: now })
         .execute();
       return { status: result.status, payload, replayed: false };
     });
-    if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-    return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.payload);
+    return send(reply, outcome);
   } finally {
     release();
   }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { AppError, type ErrorDetail } from '../errors.js';
 import type { EventFilters } from './events-repository.js';
-import { parseTime } from './rules.js';
+import { parseTime } from '../clock.js';
 import { ALL_SOURCES } from './schemas.js';
 
 // Filters of the points event lists: `source=order`, `applied_at[gte]=2026-01-01T00:00:00Z`.

@@ -3,6 +3,7 @@ import { insertRows } from '../db/dialect.js';
 import type { DB, LotConsumptionsTable, LotKind, PointsLotsTable } from '../db/tables.js';
 
 // Points and credits lots: what each grant has left, and which lots each deduction consumed.
+// `remaining > 0` is written as a literal so that the planners match the partial indexes.
 
 export interface OpenLot {
   id: number;
@@ -29,7 +30,7 @@ export async function openLots(db: DB, shopId: number, remoteIds: readonly numbe
       .select(['id', 'customer_remote_id', 'kind', 'remaining', 'expires_at'])
       .where('shop_id', '=', shopId)
       .where('customer_remote_id', 'in', remoteIds.slice(i, i + 500) as number[])
-      .where('remaining', '>', 0)
+      .where('remaining', '>', sql.lit(0))
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
       .execute();
     for (const r of rows) {
@@ -67,7 +68,7 @@ export async function expiredLots(db: DB, shopId: number, remoteIds: readonly nu
     .select(['id', 'customer_remote_id', 'kind', 'remaining', 'expires_at', 'event_id'])
     .where('shop_id', '=', shopId)
     .where('customer_remote_id', 'in', remoteIds as number[])
-    .where('remaining', '>', 0)
+    .where('remaining', '>', sql.lit(0))
     .where('expires_at', '<=', now)
     .orderBy('expires_at')
     .orderBy('id')
@@ -92,7 +93,7 @@ export async function customersWithExpiredLots(db: DB, now: number, limit: numbe
   const rows = await db
     .selectFrom('points_lots')
     .select(['shop_id', 'customer_remote_id'])
-    .where('remaining', '>', 0)
+    .where('remaining', '>', sql.lit(0))
     .where('expires_at', 'is not', null)
     .where('expires_at', '<=', now)
     .orderBy('expires_at')

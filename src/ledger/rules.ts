@@ -1,3 +1,4 @@
+import { parseTime } from '../clock.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 import { CREDITS_ERROR, NAMED_SOURCES, type PointsEventInput } from './schemas.js';
 
@@ -35,21 +36,6 @@ export interface EventDraft {
 export function toHundredths(value: number): number | null {
   if (!/^-?\d+(\.\d{1,2})?$/.test(String(value))) return null;
   return Math.round(value * 100) || 0;
-}
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2})(?::?(\d{2}))?)$/;
-
-/** Epoch ms of an RFC 3339 time (the schema has checked its format); sub-millisecond digits are dropped. */
-export function parseTime(text: string): number | null {
-  const m = RFC3339.exec(text.trim());
-  if (m === null) return null;
-  const [, y, mo, d, h, mi, s, frac, sign, oh, om] = m;
-  const ms = frac ? Math.floor(Number(`0${frac}`) * 1000) : 0;
-  // Date.UTC would roll 2026-02-31 over into March.
-  if (new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d))).getUTCDate() !== Number(d)) return null;
-  let time = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
-  if (sign) time -= (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om ?? 0)) * 60_000;
-  return Number.isFinite(time) ? time : null;
 }
 
 const blank = (value: string | null | undefined): value is null | undefined | '' => value === undefined || value === null || value.trim() === '';

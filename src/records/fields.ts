@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import { isoTime } from '../clock.js';
+import { isoTime, parseTime } from '../clock.js';
 import type { ErrorDetail } from '../errors.js';
 
 // The kinds of field a record may have, and how each is validated, stored and shown.
@@ -120,7 +120,7 @@ export function toColumn(field: Field, value: unknown): unknown {
     case 'money':
       return Math.round((value as number) * 100);
     case 'time':
-      return Date.parse(value as string);
+      return parseTime(value as string);
     case 'boolean':
       return value ? 1 : 0;
     default:

@@ -3,7 +3,8 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { compileValidator, toErrorDetails } from '../http/validation.js';
-import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Fields } from './fields.js';
+import { isoTime } from '../clock.js';
+import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Field, type Fields } from './fields.js';
 
 // One description per resource: fields, ID column, sortable fields and write mode. Routes,
 // schemas, OpenAPI, import and the shared tests all follow from it.
@@ -115,15 +116,25 @@ export function derive(r: Resource): Derived {
   return d;
 }
 
+// Field lists per resource, made once: recordJson runs for every row of every page.
+const shownFields = new WeakMap<Resource, { shown: [string, Field][]; all: [string, Field][] }>();
+
+function fieldLists(r: Resource) {
+  let lists = shownFields.get(r);
+  if (lists === undefined) shownFields.set(r, (lists = { shown: entries(r).filter(([, f]) => f.kind !== 'secret'), all: entries(r) }));
+  return lists;
+}
+
 /** The record as stored → as shown (without computed fields); secrets only when asked. */
 export function recordJson(r: Resource, row: Row, withSecrets = false): Row {
   const out: Row = { [r.id]: Number(row[r.id]) };
-  for (const [name, field] of entries(r)) {
-    if (field.kind === 'secret' && !withSecrets) continue;
+  const fields = withSecrets ? fieldLists(r).all : fieldLists(r).shown;
+  for (let i = 0; i < fields.length; i++) {
+    const [name, field] = fields[i]!;
     out[name] = toJsonValue(field, row[name]);
   }
-  out.created_at = toJsonValue({ kind: 'time', description: '', example: null }, row.created_at);
-  out.updated_at = toJsonValue({ kind: 'time', description: '', example: null }, row.updated_at);
+  out.created_at = isoTime((row.created_at ?? null) as number | null);
+  out.updated_at = isoTime((row.updated_at ?? null) as number | null);
   return out;
 }
 

@@ -110,6 +110,14 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
     );
   });
 
+  it('refuses text PostgreSQL cannot store (NUL characters)', async () => {
+    const res = await postEvent(t, { customer_identifier: '1\u0000', source: 'manual', points_amount: 1, internal_note: 'a\u0000b' });
+    expect(detailsOf(res)).toEqual([
+      ['customer_identifier', 'invalid_format'],
+      ['internal_note', 'invalid_format'],
+    ]);
+  });
+
   it('defaults applied_at to now (omitted or blank) and accepts RFC 3339 with offsets', async () => {
     for (const applied_at of [undefined, '', '  ', null]) {
       const res = await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 1, ...(applied_at === undefined ? {} : { applied_at }) });

@@ -101,6 +101,19 @@ describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
       expect(past).toEqual({ links: { self: link(lastPage + 1), next: null, last: link(lastPage) }, data: [] });
     });
 
+    it.each([['id', 'asc'], ['updated_at', 'desc']] as const)('offset links stop at page 500 (sorted by %s %s)', async (field, direction) => {
+      // N records at 1 per page reach past page 500, from whichever page `last` is counted.
+      const query = `sort[order_type]=${field}&sort[order_direction]=${direction}`;
+      const link = (page: number) => `${PUBLIC}${API}/${path}?${query}&pagination[page]=${page}&pagination[per_page]=1`;
+      for (const page of [1, 2, 499]) {
+        const body = (await get(`${path}?${query}&pagination[page]=${page}&pagination[per_page]=1`)).json();
+        expect(body.links).toEqual({ self: link(page), next: link(page + 1), last: link(500) });
+      }
+      const end = (await get(`${path}?${query}&pagination[page]=500&pagination[per_page]=1`)).json();
+      expect(end.links).toEqual({ self: link(500), next: null, last: link(500) });
+      expect(end.data).toHaveLength(1);
+    });
+
     it('with no parameters: page 1 of 25, by ID ascending', async () => {
       const body = (await get(path)).json();
       const total = expected().length + (r.id === 'remote_id' ? 1 : 0);
