@@ -18,6 +18,8 @@ import { validatorCompiler } from './http/validation.js';
 import { registerRecordRoutes } from './records/routes.js';
 import { registerLedgerRoutes } from './ledger/routes.js';
 import { registerShopRoutes } from './shops/routes.js';
+import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
+import { registerWebhookRoutes } from './webhooks/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,6 +27,7 @@ declare module 'fastify' {
     database: Database;
     db: DB;
     clock: Clock;
+    webhookTransport: WebhookTransport;
   }
 }
 
@@ -34,6 +37,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Where logs go; defaults to stdout. */
   logStream?: NodeJS.WritableStream;
+  /** Sends webhook deliveries; defaults to fetch. Tests inject their own. */
+  webhookTransport?: WebhookTransport;
 }
 
 // Random bytes for request ids are drawn 12 KiB at a time: one randomBytes call per request
@@ -74,6 +79,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('database', deps.database);
   app.decorate('db', deps.database.db);
   app.decorate('clock', deps.clock ?? systemClock);
+  app.decorate('webhookTransport', deps.webhookTransport ?? fetchTransport);
 
   app.setValidatorCompiler(validatorCompiler);
   for (const schema of PAGINATION_SCHEMAS) app.addSchema(schema);
@@ -103,6 +109,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerShopRoutes(api);
       registerRecordRoutes(api);
       registerLedgerRoutes(api);
+      registerWebhookRoutes(api);
     },
     { prefix: API_PREFIX },
   );

@@ -21,6 +21,15 @@ export interface Config {
   };
   readonly idempotencyTtlHours: number;
   readonly expirySweepIntervalMs: number;
+  readonly webhooks: {
+    /** How often due deliveries are sent; 0 turns delivery off in this process. */
+    readonly deliveryIntervalMs: number;
+    readonly timeoutMs: number;
+    /** Deliveries sent concurrently. */
+    readonly batchSize: number;
+    /** Delivered and failed deliveries are kept this long. */
+    readonly retentionDays: number;
+  };
   readonly shutdownTimeoutMs: number;
   readonly bootstrap: boolean;
 }
@@ -75,6 +84,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
     expirySweepIntervalMs: int(env, 'EXPIRY_SWEEP_INTERVAL_MS', 60_000, 0),
+    webhooks: {
+      deliveryIntervalMs: int(env, 'WEBHOOK_DELIVERY_INTERVAL_MS', 5_000, 0),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
+      batchSize: int(env, 'WEBHOOK_BATCH_SIZE', 20, 1, 1000),
+      retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1),
+    },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),
     ...overrides,

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
 import { sweepExpiredLots } from './ledger/expiry.js';
+import { deliverDueWebhooks } from './webhooks/delivery.js';
+import { pruneDeliveries } from './webhooks/repository.js';
 
 // Background work that runs inside `loyalty serve`. Each job must be safe to run in several
 // processes at once (they take a database lock or are idempotent).
@@ -18,6 +20,17 @@ export const jobs: Job[] = [
     run: (app) => pruneIdempotencyKeys(app.db, app.clock() - app.config.idempotencyTtlHours * 3_600_000),
   },
   { name: 'expire-lots', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sweepExpiredLots(app.db, app.clock()) },
+  {
+    name: 'deliver-webhooks',
+    intervalMs: (app) => app.config.webhooks.deliveryIntervalMs,
+    run: (app) =>
+      deliverDueWebhooks(app.db, { clock: app.clock, transport: app.webhookTransport, timeoutMs: app.config.webhooks.timeoutMs, batchSize: app.config.webhooks.batchSize }),
+  },
+  {
+    name: 'prune-webhook-deliveries',
+    intervalMs: () => 60 * 60_000,
+    run: (app) => pruneDeliveries(app.db, app.clock() - app.config.webhooks.retentionDays * 86_400_000),
+  },
 ];
 
 /** Starts every job on its interval; the returned function stops them and waits for runs in progress. */

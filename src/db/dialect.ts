@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, PostgresAdapter, sql, type Kysely } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { DB, Tables } from './tables.js';
 
 // Everything that is written differently for SQLite and PostgreSQL above the driver.
@@ -132,4 +132,13 @@ export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows
     }
     await trx.executeQuery(CompiledQuery.raw(text, params));
   }
+}
+
+/**
+ * Locks the rows a claim selects until its transaction ends, skipping rows that another
+ * transaction holds, so that workers in several processes claim disjoint rows. PostgreSQL:
+ * FOR UPDATE OF `table` SKIP LOCKED. SQLite: write transactions are already serialised.
+ */
+export function claimRows<QB extends SelectQueryBuilder<any, any, any>>(trx: DB, query: QB, table: string): QB {
+  return isPostgres(trx) ? (query.forUpdate(table as never).skipLocked() as QB) : query;
 }

@@ -160,6 +160,39 @@ export interface WebhooksTable extends Timestamps {
   secret: string;
 }
 
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** The webhook outbox: one row per event per webhook, its payload frozen when the change commits. */
+export interface WebhookDeliveriesTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  webhook_id: number;
+  /** `evt_…`, shared by the deliveries of one event to several webhooks. */
+  event_id: string;
+  topic: string;
+  /** The exact body POSTed (and signed). */
+  payload: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  /** When the job may send it next; while a process is sending it, the end of its lease. */
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+}
+
+export interface WebhookAttemptsTable {
+  shop_id: number;
+  delivery_id: number;
+  /** 1, 2, … per delivery. */
+  attempt: number;
+  attempted_at: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
 export interface Tables {
   shops: ShopsTable;
   api_tokens: ApiTokensTable;
@@ -176,6 +209,8 @@ export interface Tables {
   vip_tiers: VipTiersTable;
   referrals: ReferralsTable;
   webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type DB = Kysely<Tables>;

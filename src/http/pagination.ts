@@ -291,7 +291,12 @@ export function ListQuery<F extends TProperties = Record<string, never>>(sortabl
     [P.perPage]: Type.Optional(
       Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Offset mode: records per page; when present, since_id and limit are ignored' }),
     ),
-    [P.orderType]: Type.Optional(Type.Union(fields.map((f) => Type.Literal(f)), { description: 'Offset mode: field to sort by; ties are broken by ID', default: 'id' })),
+    // One field is a plain enum: an anyOf of one schema is flagged by OpenAPI linters.
+    [P.orderType]: Type.Optional(
+      fields.length === 1
+        ? Type.Literal(fields[0]!, { description: 'Offset mode: field to sort by', default: 'id' })
+        : Type.Union(fields.map((f) => Type.Literal(f)), { description: 'Offset mode: field to sort by; ties are broken by ID', default: 'id' }),
+    ),
     [P.orderDirection]: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: 'Offset mode: sort direction' })),
     ...(filters ?? {}),
   });

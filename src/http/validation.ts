@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { ErrorDetail } from '../errors.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -128,4 +128,18 @@ export function toErrorDetails(errors: readonly ErrorObject[], prefix = ''): Err
     if (existing === undefined || existing.code === 'invalid_value') byParam.set(param, detail);
   }
   return [...byParam.values()];
+}
+
+/**
+ * The body's schema failures as error details, for routes that validate with
+ * `attachValidation` so that their own rules can run on the fields that passed.
+ */
+export function attachedErrors(request: FastifyRequest): ErrorDetail[] {
+  const validation = request.validationError as { validation?: ErrorObject[] } | undefined;
+  return validation?.validation ? toErrorDetails(validation.validation) : [];
+}
+
+/** A JSON object (not null, not an array): a body whose fields can be looked at one by one. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -7,8 +7,9 @@ import { insertEvents } from './events-repository.js';
 import { eventJson } from './event-json.js';
 import { LotQueue, type Consumption, type Lot } from './lot-queue.js';
 import { insertConsumptions, insertLots, openLots, setLotsRemaining } from './lots-repository.js';
-import { invalidEvents, type EventDraft } from './rules.js';
+import { invalidEvents, type CheckedEvent, type EventDraft } from './rules.js';
 import type { PointsEvent } from './schemas.js';
+import { enqueueWebhookEvents } from '../webhooks/outbox.js';
 
 // Applies points events in order, all or nothing, with a constant number of queries per batch:
 // customers, balances and (for customers who lose points) open lots are read in bulk, the
@@ -33,32 +34,41 @@ interface Planned {
 }
 
 /**
- * Applies the events (each a valid draft, or the errors its fields already had). Throws a 422
- * listing every failing event when any fails; otherwise writes them all and returns them as the
- * API shows them, in order. `batch` decides the params (`points_events[3].points_amount`).
+ * Applies the events (each with a draft, or the errors its fields already had). Throws a 422
+ * listing every failing event when any fails, after `bodyErrors` (the batch body's own);
+ * otherwise writes them all and returns them as the API shows them, in order. `batch` decides
+ * the params (`points_events[3].points_amount`).
  */
-export async function applyEvents(trx: DB, shopId: number, entries: readonly (EventDraft | ErrorDetail[])[], now: number, batch: boolean): Promise<PointsEvent[]> {
+export async function applyEvents(
+  trx: DB,
+  shopId: number,
+  entries: readonly CheckedEvent[],
+  now: number,
+  batch: boolean,
+  bodyErrors: readonly ErrorDetail[] = [],
+): Promise<PointsEvent[]> {
   const prefix = (i: number) => (batch ? `points_events[${i}].` : '');
   const failures = new Map<number, ErrorDetail[]>();
-  const fail = (i: number, details: ErrorDetail[]) => failures.set(i, [...(failures.get(i) ?? []), ...details]);
+  const fail = (i: number, details: readonly ErrorDetail[]) => failures.set(i, [...(failures.get(i) ?? []), ...details]);
 
-  const drafts = entries.map((entry, i) => {
-    if (Array.isArray(entry)) {
-      fail(i, entry);
-      return null;
-    }
-    return entry;
+  const drafts: (EventDraft | null)[] = entries.map((entry, i) => {
+    if (entry.draft === null) fail(i, entry.errors);
+    return entry.draft;
   });
 
-  const found = await findCustomers(trx, shopId, drafts.flatMap((d) => (d ? [d.customerIdentifier] : [])));
+  // Every valid customer_identifier is looked up, also on events whose other fields fail, so
+  // customer_not_found is reported with their field errors. Balances, though, are judged only
+  // for events whose fields are all valid: an invalid event's amounts mean nothing.
+  const found = await findCustomers(trx, shopId, entries.flatMap((e) => (e.customerIdentifier === null ? [] : [e.customerIdentifier])));
   const states = new Map<number, CustomerState>();
-  const customerOf: (CustomerState | null)[] = drafts.map((draft, i) => {
-    if (draft === null) return null;
-    const row = found.get(draft.customerIdentifier);
+  const customerOf: (CustomerState | null)[] = entries.map(({ customerIdentifier, draft }, i) => {
+    if (customerIdentifier === null) return null;
+    const row = found.get(customerIdentifier);
     if (row === undefined) {
-      fail(i, [{ param: `${prefix(i)}customer_identifier`, code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(draft.customerIdentifier)}` }]);
+      fail(i, [{ param: `${prefix(i)}customer_identifier`, code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(customerIdentifier)}` }]);
       return null;
     }
+    if (draft === null) return null;
     const remoteId = Number(row.remote_id);
     let state = states.get(remoteId);
     if (state === undefined) states.set(remoteId, (state = { remoteId, email: row.email, points: 0, credits: 0, queues: null }));
@@ -101,7 +111,7 @@ export async function applyEvents(trx: DB, shopId: number, entries: readonly (Ev
       });
     }
     if (short.length > 0) return fail(i, short);
-    if (failures.size > 0) {
+    if (failures.size > 0 || bodyErrors.length > 0) {
       // Already failing: keep judging balances, but build nothing to write.
       for (const kind of ['points', 'credits'] as const) applyKind(customer, kind, draft, i, now, null, null);
       return;
@@ -111,9 +121,9 @@ export async function applyEvents(trx: DB, shopId: number, entries: readonly (Ev
     planned.push({ draft, customer, pointsBalance: customer.points, creditsBalance: customer.credits, consumptions });
   });
 
-  if (failures.size > 0) {
-    const details = [...failures.entries()].sort(([a], [b]) => a - b).flatMap(([, d]) => d);
-    throw invalidEvents(details, batch ? failures.size : null);
+  if (failures.size > 0 || bodyErrors.length > 0) {
+    const details = [...bodyErrors, ...[...failures.entries()].sort(([a], [b]) => a - b).flatMap(([, d]) => d)];
+    throw invalidEvents(details, batch ? failures.size : null, bodyErrors.length);
   }
 
   const eventIds = await allocateIds(trx, shopId, 'points_events', planned.length);
@@ -159,7 +169,9 @@ export async function applyEvents(trx: DB, shopId: number, entries: readonly (Ev
   await insertConsumptions(trx, consumptions);
   await setLotsRemaining(trx, shopId, [...new Set(stored)].map((l) => ({ id: l.id, remaining: l.remaining })));
 
-  return events.map((row, i) => eventJson(row, planned[i]!.customer.email));
+  const created = events.map((row, i) => eventJson(row, planned[i]!.customer.email));
+  await enqueueWebhookEvents(trx, shopId, 'points_event.created', created, now);
+  return created;
 }
 
 /**

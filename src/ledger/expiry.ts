@@ -4,6 +4,9 @@ import { balancesOf, ZERO_BALANCE } from './balances.js';
 import { insertEvents } from './events-repository.js';
 import { customersWithExpiredLots, expiredLots, insertConsumptions, setLotsRemaining } from './lots-repository.js';
 import { EXPIRATION_SOURCE } from './schemas.js';
+import { findCustomers } from '../customers/repository.js';
+import { enqueueWebhookEvents } from '../webhooks/outbox.js';
+import { eventJson } from './event-json.js';
 
 // The expiry sweep writes an `expiration` event for every lot that expired with something
 // left, so the ledger explains every change of balance. Balances never wait for it: they
@@ -45,7 +48,14 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
   await insertEvents(trx, events);
   await insertConsumptions(trx, lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })));
   await setLotsRemaining(trx, shopId, lots.map((lot) => ({ id: lot.id, remaining: 0 })));
+  await enqueueWebhookEvents(trx, shopId, 'points_event.expired', () => withEmails(trx, shopId, events), now);
   return events.length;
+}
+
+/** Expiration events as the API shows them (with each customer's e-mail). */
+async function withEmails(trx: DB, shopId: number, events: PointsEventsTable[]) {
+  const customers = await findCustomers(trx, shopId, [...new Set(events.map((e) => String(e.customer_remote_id)))]);
+  return events.map((e) => eventJson(e, customers.get(String(e.customer_remote_id))?.email ?? null));
 }
 
 /**

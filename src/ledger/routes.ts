@@ -1,22 +1,16 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ErrorObject } from 'ajv';
-import { Type, type Static } from 'typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import type { ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { toErrorDetails } from '../http/validation.js';
+import { attachedErrors, isJsonObject } from '../http/validation.js';
 import { applyEvents } from './apply.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
-import { draftEvent, invalidEvents, type EventDraft } from './rules.js';
+import { checkEvent, invalidEvents } from './rules.js';
 import { BatchInput, PointsEvent, PointsEventInput } from './schemas.js';
 
 const TAGS = ['Points events'];
-
-/** Schema failures of the body, as error details (the route validates with attachValidation). */
-function schemaErrors(request: FastifyRequest): ErrorDetail[] {
-  const validation = request.validationError as { validation?: ErrorObject[] } | undefined;
-  return validation?.validation ? toErrorDetails(validation.validation) : [];
-}
+const NO_ERRORS: readonly ErrorDetail[] = [];
 
 /** The ledger's endpoints: writes (one event, or a batch) here, reads in read-routes.ts. */
 export function registerLedgerRoutes(app: FastifyInstance): void {
@@ -26,7 +20,8 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
   app.post(
     '/points_events',
     {
-      // Field errors and ledger errors (unknown customer, balance) are reported in one 422.
+      // Schema errors, the rules of the fields that passed it and ledger errors (unknown
+      // customer, balance) are reported in one 422.
       attachValidation: true,
       schema: {
         tags: TAGS,
@@ -39,12 +34,12 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const errors = schemaErrors(request);
-      if (errors.length > 0) throw invalidEvents(errors, null);
-      const input = request.body as Static<typeof PointsEventInput>;
+      const errors = attachedErrors(request);
+      if (!isJsonObject(request.body)) throw invalidEvents(errors, null);
+      const input = request.body;
       return runWrite(request, reply, async (trx) => {
         const now = app.clock();
-        const entry = draftEvent(input, request.shop, now, '');
+        const entry = checkEvent(input, errors, request.shop, now, '');
         const [data] = await applyEvents(trx, request.shop.id, [entry], now, false);
         return { status: 201, body: { data } };
       });
@@ -69,19 +64,19 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
     async (request, reply) => {
       const byElement = new Map<number, ErrorDetail[]>();
       const envelope: ErrorDetail[] = [];
-      for (const detail of schemaErrors(request)) {
+      for (const detail of attachedErrors(request)) {
         const match = /^points_events\[(\d+)\]/.exec(detail.param);
         if (match === null) envelope.push(detail);
         else byElement.set(Number(match[1]), [...(byElement.get(Number(match[1])) ?? []), detail]);
       }
-      if (envelope.length > 0) throw invalidEvents(envelope, null);
-      const inputs = (request.body as { points_events: Static<typeof PointsEventInput>[] }).points_events;
+      const inputs = isJsonObject(request.body) ? request.body.points_events : undefined;
+      // The elements of a list that is missing, not a list, empty or too long are not looked
+      // into; an unknown field beside a good list does not hide the elements' errors.
+      if (!Array.isArray(inputs) || envelope.some((d) => d.param === 'points_events')) throw invalidEvents(envelope, null);
       return runWrite(request, reply, async (trx) => {
         const now = app.clock();
-        const entries: (EventDraft | ErrorDetail[])[] = inputs.map(
-          (input, i) => byElement.get(i) ?? draftEvent(input, request.shop, now, `points_events[${i}].`),
-        );
-        const data = await applyEvents(trx, request.shop.id, entries, now, true);
+        const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, request.shop, now, `points_events[${i}].`));
+        const data = await applyEvents(trx, request.shop.id, entries, now, true, envelope);
         return { status: 201, body: { data } };
       });
     },

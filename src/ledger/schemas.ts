@@ -56,17 +56,13 @@ const Time = (name: string, description: string) => {
   );
 };
 
-/** Text without NUL characters, which PostgreSQL cannot store. */
-const NO_NUL = '^[^\\u0000]*$';
-
-const Note = (description: string) => Type.Optional(Type.Union([Type.String({ maxLength: 2000, pattern: NO_NUL }), Type.Null()], { description }));
+const Note = (description: string) => Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description }));
 
 export const PointsEventInput = Type.Object(
   {
     customer_identifier: Type.String({
       minLength: 1,
       maxLength: 254,
-      pattern: NO_NUL,
       description: 'The customer\'s remote_id (its ID in the commerce platform) or e-mail address (case-insensitive)',
       examples: ['7012345678', 'ada@example.com'],
     }),
@@ -96,7 +92,7 @@ export const PointsEventInput = Type.Object(
     internal_note: Note('Why the points moved, for the merchant\'s staff'),
     external_note: Note('Why the points moved, shown to the customer'),
     custom_action_name: Type.Optional(
-      Type.Union([Type.String({ maxLength: 2000, pattern: NO_NUL }), Type.Null()], {
+      Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], {
         description: 'The custom action\'s name (source custom_action), or the http(s) URL visited (source visit_url)',
         examples: ['Joined the newsletter'],
       }),

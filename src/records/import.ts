@@ -8,6 +8,7 @@ import { parseRemoteId } from '../customers/repository.js';
 import { conflicts } from './conflicts.js';
 import { upsertRecords } from './repository.js';
 import { columnsOf, validateImported, type Resource, type Row } from './resource.js';
+import { announceUpsert } from '../webhooks/record-events.js';
 
 // Bulk upsert of synced records from NDJSON or CSV, by remote_id: running it twice is harmless.
 // Each row gets the validation a PUT body gets; rows are written in big multi-row transactions.
@@ -139,7 +140,9 @@ async function writeBatch(db: DB, shopId: number, r: Resource, batch: Item[], no
         if (details) result.rejected.push({ line: rows[i]!.line, reason: reasonOf(details) });
         else good.push({ remote_id: c.id, ...c.values });
       });
+      const announce = await announceUpsert(trx, shopId, r, good.map((row) => row.remote_id as number), now);
       await upsertRecords(trx, shopId, r, good, now);
+      await announce();
       result.imported += good.length;
     }
   });

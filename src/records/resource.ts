@@ -32,6 +32,8 @@ export interface Resource {
   plural: string;
   /** The OpenAPI tag; one of TAGS in http/openapi.ts. */
   tag: string;
+  /** The record schema's description in the OpenAPI document, when the fields do not say it all. */
+  description?: string;
   /** remote_id for records synced from the platform, id for native ones. */
   id: 'remote_id' | 'id';
   write: WriteMode;
@@ -43,8 +45,11 @@ export interface Resource {
   };
   /** How GET /{path}/{param} finds a record when it is not just by ID (customers: also by e-mail). */
   lookup?: { param: string; description: string; examples: string[]; find(db: DB, shopId: number, text: string): Promise<Row | undefined> };
-  /** Rules across fields, checked on the record as it will be stored (after a PATCH merges). */
-  check?(record: Row): ErrorDetail[];
+  /**
+   * Rules across fields, checked on the record as it will be stored (after a PATCH merges).
+   * They run when every field in `reads` is valid, so they never judge a value that failed.
+   */
+  check?: { reads: readonly string[]; rule(record: Row): ErrorDetail[] };
 }
 
 /** Every resource also sorts by its ID, created_at and updated_at. */
@@ -103,7 +108,7 @@ export function derive(r: Resource): Derived {
   }
   for (const name of SYSTEM_SORTS) sortable[name] = name;
   d = {
-    record: Type.Object(recordProps, { $id: r.title, title: r.title }),
+    record: Type.Object(recordProps, { $id: r.title, title: r.title, ...(r.description ? { description: r.description } : {}) }),
     created: Object.keys(secrets).length
       ? Type.Object({ ...recordProps, ...secrets }, { $id: `${r.title}Created`, title: `${r.title}Created`, description: `The new ${r.singular}, with its secret shown this once` })
       : Type.Object(recordProps, { $id: r.title, title: r.title }),
@@ -164,17 +169,49 @@ export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | '
   return out;
 }
 
-/** Rules beyond the body schema: money decimals, then cross-field rules on the stored shape. */
-export function domainErrors(r: Resource, body: Row, stored: Row): ErrorDetail[] {
-  const errors: ErrorDetail[] = [];
-  for (const [name, field] of entries(r)) if (name in body) errors.push(...fieldErrors(name, field, body[name]));
-  if (errors.length === 0 && r.check) errors.push(...r.check(stored));
-  return errors;
+/** A body judged field by field, before the cross-field check and the database. */
+export interface BodyCheck {
+  /** The schema's errors, then those of the rules of each field that passed it. */
+  errors: ErrorDetail[];
+  /** Fields that failed either: no later rule reads them. */
+  invalid: ReadonlySet<string>;
+  /** The body without its failing fields; null when the body is not an object at all. */
+  valid: Row | null;
 }
 
-/** The same validation a PUT body gets, for one imported row: schema first, then the rules. */
+/**
+ * Runs the rules JSON Schema cannot express (money decimals) on every field that passed its
+ * schema, so that every failing field is reported at once, not only the schema's.
+ */
+export function checkFields(r: Resource, body: unknown, schemaErrors: readonly ErrorDetail[]): BodyCheck {
+  const errors = [...schemaErrors];
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || schemaErrors.some((e) => e.param === 'body')) {
+    return { errors, invalid: new Set(), valid: null };
+  }
+  // `total` from `total`; a nested param such as `tags[2]` would mark `tags`.
+  const invalid = new Set(schemaErrors.map((e) => e.param.split(/[.[]/, 1)[0]!));
+  for (const [name, value] of Object.entries(body)) {
+    if (invalid.has(name) || !Object.hasOwn(r.fields, name)) continue;
+    const failed = fieldErrors(name, r.fields[name]!, value);
+    if (failed.length > 0) {
+      errors.push(...failed);
+      invalid.add(name);
+    }
+  }
+  const valid = invalid.size === 0 ? (body as Row) : Object.fromEntries(Object.entries(body).filter(([name]) => !invalid.has(name)));
+  return { errors, invalid, valid };
+}
+
+/** The resource's cross-field rules on the record as it will be stored, when what they read is valid. */
+export function recordErrors(r: Resource, stored: Row, invalid: ReadonlySet<string>): ErrorDetail[] {
+  if (r.check === undefined || r.check.reads.some((name) => invalid.has(name))) return [];
+  return r.check.rule(stored);
+}
+
+/** The same validation a PUT body gets, for one imported row: every field's errors at once. */
 export function validateImported(r: Resource, body: Row): ErrorDetail[] {
   const d = derive(r);
-  if (!d.validateInput(body)) return toErrorDetails(d.validateInput.errors ?? []);
-  return domainErrors(r, body, columnsOf(r, body, 'replace', 0));
+  const checked = checkFields(r, body, d.validateInput(body) ? [] : toErrorDetails(d.validateInput.errors ?? []));
+  if (checked.valid === null) return checked.errors;
+  return [...checked.errors, ...recordErrors(r, columnsOf(r, checked.valid, 'replace', 0), checked.invalid)];
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../customers/repository.js';
 import { isUniqueViolation } from '../db/dialect.js';
@@ -8,10 +8,12 @@ import { AppError, notFound, validationError, type ErrorDetail } from '../errors
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { attachedErrors } from '../http/validation.js';
 import { conflicts, type Candidate } from './conflicts.js';
 import { deleteRecord, existingRecords, findRecord, insertRecord, selectRecords, updateRecord, upsertRecords } from './repository.js';
-import { columnsOf, derive, domainErrors, recordJson, recordsJson, type Resource, type Row } from './resource.js';
+import { checkFields, columnsOf, derive, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
+import { enqueueRecordEvents } from '../webhooks/record-events.js';
 
 // The routes of every record resource, generated from its description. Each route below is
 // registered explicitly per resource: grep for `/${r.path}`.
@@ -24,9 +26,37 @@ const Deleted = Type.Object(
 /** A path ID: a positive integer below 2^53, else null. */
 const pathId = (text: string) => parseRemoteId(text);
 
-async function checkWrite(db: DB, shopId: number, r: Resource, body: Row, stored: Row, candidate: Candidate): Promise<void> {
-  const errors: ErrorDetail[] = domainErrors(r, body, stored);
-  if (errors.length === 0) errors.push(...((await conflicts(db, shopId, r, [candidate])).get(0) ?? []));
+type CheckedBody = BodyCheck & { valid: Row };
+
+/**
+ * The body's schema errors (write routes validate with attachValidation) and the rules of the
+ * fields that passed it. Only a body that is not an object at all is refused here.
+ */
+function checkedBody(r: Resource, request: FastifyRequest): CheckedBody {
+  const checked = checkFields(r, request.body, attachedErrors(request));
+  if (checked.valid !== null) return checked as CheckedBody;
+  throw validationError(checked.errors.length > 0 ? checked.errors : [{ param: 'body', code: 'invalid_type', message: 'the request body must be an object' }]);
+}
+
+/** The column values of the body's valid fields; a failing field is left out, not defaulted. */
+function valuesOf(r: Resource, checked: CheckedBody, mode: 'create' | 'replace' | 'patch', now: number): Row {
+  const values = columnsOf(r, checked.valid, mode, now);
+  for (const name of checked.invalid) delete values[name];
+  return values;
+}
+
+/** A bad path ID or a missing record: the body's own errors, when it has any, are told first. */
+function refuse(checked: CheckedBody, error: AppError): AppError {
+  return checked.errors.length > 0 ? validationError(checked.errors) : error;
+}
+
+/**
+ * Every error of a write at once: the body's fields, the cross-field rules once what they read
+ * is valid, and the database's rules (unique values, references) on the valid fields.
+ */
+async function checkWrite(db: DB, shopId: number, r: Resource, checked: CheckedBody, stored: Row, candidate: Candidate): Promise<void> {
+  const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid)];
+  errors.push(...((await conflicts(db, shopId, r, [candidate])).get(0) ?? []));
   if (errors.length > 0) throw validationError(errors);
 }
 
@@ -99,6 +129,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
       app.put(
         `/${r.path}/:${param}`,
         {
+          attachValidation: true,
           schema: {
             tags,
             summary: `Create or replace a ${r.singular}`,
@@ -109,22 +140,26 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
           },
         },
         async (request, reply) => {
+          const checked = checkedBody(r, request);
           const remoteId = pathId((request.params as Record<string, string>)[param]!);
           if (remoteId === null) {
-            throw new AppError('invalid_parameter', 'remote_id must be a positive integer', {
-              details: [{ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' }],
-            });
+            throw refuse(
+              checked,
+              new AppError('invalid_parameter', 'remote_id must be a positive integer', {
+                details: [{ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' }],
+              }),
+            );
           }
-          const body = (request.body ?? {}) as Row;
           return runWrite(request, reply, async (trx) => {
             const now = app.clock();
             const shopId = request.shop.id;
-            const values = columnsOf(r, body, 'replace', now);
-            await checkWrite(trx, shopId, r, body, values, { id: remoteId, values });
+            const values = valuesOf(r, checked, 'replace', now);
+            await checkWrite(trx, shopId, r, checked, values, { id: remoteId, values });
             const existed = (await existingRecords(trx, shopId, r, [remoteId])).has(remoteId);
             await upsertRecords(trx, shopId, r, [{ remote_id: remoteId, ...values }], now).catch((e) => raced(r, e));
             const row = (await findRecord(trx, shopId, r, remoteId))!;
             const [data] = await json(trx, shopId, [row]);
+            await enqueueRecordEvents(trx, shopId, r, [{ created: !existed, record: data! }], now);
             return { status: existed ? 200 : 201, body: { data } };
           });
         },
@@ -135,6 +170,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
       app.post(
         `/${r.path}`,
         {
+          attachValidation: true,
           schema: {
             tags,
             summary: `Create a ${r.singular}`,
@@ -143,15 +179,17 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
           },
         },
         async (request, reply) => {
-          const body = (request.body ?? {}) as Row;
+          const checked = checkedBody(r, request);
           return runWrite(request, reply, async (trx) => {
             const now = app.clock();
             const shopId = request.shop.id;
-            const values = columnsOf(r, body, 'create', now);
-            await checkWrite(trx, shopId, r, body, values, { id: null, values });
+            const values = valuesOf(r, checked, 'create', now);
+            await checkWrite(trx, shopId, r, checked, values, { id: null, values });
             const row = await insertRecord(trx, shopId, r, { ...values, ...generateSecrets(r) }, now).catch((e) => raced(r, e));
+            const [data] = await json(trx, shopId, [row]);
+            await enqueueRecordEvents(trx, shopId, r, [{ created: true, record: data! }], now);
             // The one response that shows secrets.
-            return { status: 201, body: { data: { ...(await json(trx, shopId, [row]))[0], ...pickSecrets(r, row) } } };
+            return { status: 201, body: { data: { ...data, ...pickSecrets(r, row) } } };
           });
         },
       );
@@ -161,6 +199,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
       app.patch(
         `/${r.path}/:id`,
         {
+          attachValidation: true,
           schema: {
             tags,
             summary: `Update a ${r.singular}`,
@@ -173,16 +212,17 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
         async (request, reply) => {
           const text = (request.params as { id: string }).id;
           const id = pathId(text);
-          const body = request.body as Row;
+          const checked = checkedBody(r, request);
           return runWrite(request, reply, async (trx) => {
             const now = app.clock();
             const shopId = request.shop.id;
             const existing = id === null ? undefined : await findRecord(trx, shopId, r, id);
-            if (existing === undefined) throw notFound(r.singular, text);
-            const values = columnsOf(r, body, 'patch', now);
-            await checkWrite(trx, shopId, r, body, { ...existing, ...values }, { id, values });
+            if (existing === undefined) throw refuse(checked, notFound(r.singular, text));
+            const values = valuesOf(r, checked, 'patch', now);
+            await checkWrite(trx, shopId, r, checked, { ...existing, ...values }, { id, values });
             const row = await updateRecord(trx, shopId, r, id!, values, now).catch((e) => raced(r, e));
             const [data] = await json(trx, shopId, [row!]);
+            await enqueueRecordEvents(trx, shopId, r, [{ created: false, previous: existing, record: data! }], now);
             return { status: 200, body: { data } };
           });
         },

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { connect, type Database } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { createShop, createToken, type Shop, type ShopSettings } from '../../src/shops/repository.js';
+import type { WebhookTransport } from '../../src/webhooks/delivery.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export const API = '/merchant_api/v1';
@@ -50,6 +51,8 @@ export interface SetupOptions {
   now?: number;
   /** Where the app's JSON log lines go (set config.logLevel too; tests default to silent). */
   logStream?: NodeJS.WritableStream;
+  /** Sends webhook deliveries instead of fetch. */
+  webhookTransport?: WebhookTransport;
 }
 
 /** Builds the app exactly as `loyalty serve` does, on a database of its own. */
@@ -65,7 +68,12 @@ export async function setup(options: SetupOptions = {}): Promise<TestContext> {
   });
   const database = connect(testDb.url);
   await migrateToLatest(database.db);
-  const app = await buildApp(config, { database, clock: clock.read, ...(options.logStream ? { logStream: options.logStream } : {}) });
+  const app = await buildApp(config, {
+    database,
+    clock: clock.read,
+    ...(options.logStream ? { logStream: options.logStream } : {}),
+    ...(options.webhookTransport ? { webhookTransport: options.webhookTransport } : {}),
+  });
 
   const makeShop = async (settings: Partial<ShopSettings> = {}): Promise<TestShop> => {
     const shop = await createShop(database.db, { name: 'Test shop', ...settings }, clock.now);

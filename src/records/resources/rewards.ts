@@ -19,15 +19,18 @@ export const rewards: Resource = {
     value: money('Amount off (fixed_amount_discount), percent off (percentage_discount), or the product\'s value; 0 when none', 5, { default: 0 }),
     enabled: boolean('Whether customers can redeem it now', true, { default: true }),
   },
-  // Stored shape: value in hundredths.
-  check(record) {
-    const value = Number(record.value);
-    if (record.kind === 'percentage_discount' && (value <= 0 || value > 10_000)) {
-      return [{ param: 'value', code: 'invalid_percentage', message: 'value of a percentage_discount must be above 0 and at most 100' }];
-    }
-    if (record.kind === 'fixed_amount_discount' && value <= 0) {
-      return [{ param: 'value', code: 'invalid_amount', message: 'value of a fixed_amount_discount must be above 0' }];
-    }
-    return [];
+  check: {
+    reads: ['kind', 'value'],
+    // Stored shape: value in hundredths.
+    rule(record) {
+      const value = Number(record.value);
+      if (record.kind === 'percentage_discount' && (value <= 0 || value > 10_000)) {
+        return [{ param: 'value', code: 'invalid_percentage', message: 'value of a percentage_discount must be above 0 and at most 100' }];
+      }
+      if (record.kind === 'fixed_amount_discount' && value <= 0) {
+        return [{ param: 'value', code: 'invalid_amount', message: 'value of a fixed_amount_discount must be above 0' }];
+      }
+      return [];
+    },
   },
 };

@@ -1,7 +1,11 @@
 import { oneOf, secret, text } from '../fields.js';
 import type { Resource } from '../resource.js';
 
-export const WEBHOOK_TOPICS = ['points_event.created', 'points_event.expired', 'customer.created', 'customer.updated', 'referral.completed', 'vip_tier.changed'] as const;
+// Every topic is delivered (webhooks/): points events written by the API or by the expiry
+// sweep, customers created or updated (PUT, import), referrals that become completed.
+export const WEBHOOK_TOPICS = ['points_event.created', 'points_event.expired', 'customer.created', 'customer.updated', 'referral.completed'] as const;
+
+export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 
 export const webhooks: Resource = {
   table: 'webhooks',
@@ -12,6 +16,13 @@ export const webhooks: Resource = {
   plural: 'webhooks',
   id: 'id',
   write: 'crud',
+  description:
+    'Deliveries are POSTed as JSON (`{"id": "evt_…", "topic", "shop_id", "created_at", "data": <the record as the API shows it>}`) ' +
+    'and retried with exponential backoff for about 3 days until the endpoint answers 2xx. Each carries `Loyalty-Topic`, ' +
+    '`Loyalty-Event-Id`, `Loyalty-Delivery-Id` (the same on every retry: use it to ignore duplicates) and ' +
+    '`Loyalty-Signature: t=<unix seconds>,v1=<hex>`. To verify: compute HMAC-SHA256 of `<t>.<raw request body>` keyed with ' +
+    'the webhook\'s secret (the whole `whsec_…` string), compare its hex digest to v1 in constant time, and refuse a t more than ' +
+    '5 minutes from now. The scheme is Stripe\'s, so its verification code works with this header name.',
   fields: {
     topic: oneOf('The event that triggers a delivery', WEBHOOK_TOPICS, { required: true, sortable: true }),
     url: text('Where deliveries are POSTed (http or https)', 'https://example.com/hooks/loyalty', 2048, { required: true, format: 'uri', pattern: '^https?://' }),

@@ -1,0 +1,120 @@
+import type { Clock } from '../clock.js';
+import { transaction } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import { claimDueDeliveries, settleDelivery, type ClaimedDelivery, type Settlement } from './repository.js';
+import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
+
+// The delivery job: claims due deliveries, POSTs them, and records each attempt. A 2xx answer
+// delivers; anything else (another status, a network error, a timeout) is retried with
+// exponential backoff for about three days, then the delivery is marked failed.
+
+export interface WebhookRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}
+
+/** Sends one delivery; resolves with the receiver's status, rejects on a network error or timeout. */
+export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: number }>;
+
+/** The production transport: Node's fetch, with a timeout. Redirects are not followed. */
+export const fetchTransport: WebhookTransport = async ({ url, headers, body, timeoutMs }) => {
+  const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+  // The receiver's body is of no use; cancelling frees the connection.
+  await response.body?.cancel().catch(() => {});
+  return { status: response.status };
+};
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** Wait before each retry: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, then 12 h; about 3 days in all. */
+export const RETRY_DELAYS_MS: readonly number[] = [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR, 6 * HOUR];
+
+/** The first attempt and every retry. */
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+
+/** A claim outlives the request's timeout by this much, so it never lapses while a send is running. */
+const LEASE_MARGIN_MS = MINUTE;
+
+/** Batches claimed per run at most, so one run ends and shutdown need not wait long. */
+const MAX_BATCHES_PER_RUN = 20;
+
+const USER_AGENT = 'Loyalty-Webhooks/1.0';
+
+export interface DeliveryOptions {
+  clock: Clock;
+  transport: WebhookTransport;
+  timeoutMs: number;
+  /** Deliveries claimed and sent concurrently per batch. */
+  batchSize: number;
+}
+
+export interface DeliveryRun {
+  delivered: number;
+  retrying: number;
+  failed: number;
+}
+
+/** The headers of a delivery; the signature's timestamp is the time of sending. */
+export function deliveryHeaders(delivery: ClaimedDelivery, nowMs: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    [SIGNATURE_HEADER]: signatureHeader(delivery.secret, Math.floor(nowMs / 1000), delivery.payload),
+    'loyalty-delivery-id': String(delivery.id),
+    'loyalty-event-id': delivery.event_id,
+    'loyalty-topic': delivery.topic,
+  };
+}
+
+function describe(error: unknown, timeoutMs: number): string {
+  const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
+  const detail = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(error);
+  return detail.slice(0, 500);
+}
+
+async function attempt(delivery: ClaimedDelivery, options: DeliveryOptions): Promise<Settlement> {
+  const attemptedAt = options.clock();
+  const started = performance.now();
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  try {
+    ({ status: statusCode } = await options.transport({ url: delivery.url, headers: deliveryHeaders(delivery, attemptedAt), body: delivery.payload, timeoutMs: options.timeoutMs }));
+    if (statusCode < 200 || statusCode > 299) error = `the endpoint answered HTTP ${statusCode}`;
+  } catch (caught) {
+    error = describe(caught, options.timeoutMs);
+  }
+  const durationMs = Math.round(performance.now() - started);
+  if (error === null) return { status: 'delivered', nextAttemptAt: null, attemptedAt, statusCode, error, durationMs };
+  if (delivery.attempt >= MAX_ATTEMPTS) return { status: 'failed', nextAttemptAt: null, attemptedAt, statusCode, error, durationMs };
+  const delay = RETRY_DELAYS_MS[delivery.attempt - 1]!;
+  return { status: 'pending', nextAttemptAt: options.clock() + delay, attemptedAt, statusCode, error, durationMs };
+}
+
+/**
+ * Sends every due delivery (up to a bound per run). Safe in several processes at once: a
+ * claim takes rows no other worker holds (FOR UPDATE SKIP LOCKED on PostgreSQL) and leases
+ * them, so each delivery is sent by one worker at a time.
+ */
+export async function deliverDueWebhooks(db: DB, options: DeliveryOptions): Promise<DeliveryRun> {
+  const run: DeliveryRun = { delivered: 0, retrying: 0, failed: 0 };
+  for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
+    const now = options.clock();
+    const claimed = await transaction(db, (trx) => claimDueDeliveries(trx, now, options.batchSize, now + options.timeoutMs + LEASE_MARGIN_MS));
+    if (claimed.length === 0) break;
+    await Promise.all(
+      claimed.map(async (delivery) => {
+        const outcome = await attempt(delivery, options);
+        const kept = await transaction(db, (trx) => settleDelivery(trx, delivery, outcome, options.clock()));
+        if (!kept) return;
+        if (outcome.status === 'delivered') run.delivered++;
+        else if (outcome.status === 'failed') run.failed++;
+        else run.retrying++;
+      }),
+    );
+  }
+  return run;
+}

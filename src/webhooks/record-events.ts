@@ -1,0 +1,59 @@
+import type { DB } from '../db/tables.js';
+import { existingRecords, selectRecords } from '../records/repository.js';
+import { recordsJson, type Resource, type Row } from '../records/resource.js';
+import type { WebhookTopic } from '../records/resources/webhooks.js';
+import { enqueueWebhookEvents, wantsTopics } from './outbox.js';
+
+// Which record writes announce what: a customer created or updated (PUT, import), a referral
+// whose status becomes completed (POST or PATCH).
+
+export interface RecordChange {
+  /** True when the write created the record. */
+  created: boolean;
+  /** The stored row before the write, when the writer read it (PATCH). */
+  previous?: Row;
+  /** The record as the API shows it after the write. */
+  record: Row;
+}
+
+interface Rule {
+  topics: readonly WebhookTopic[];
+  topicOf(change: RecordChange): WebhookTopic | null;
+}
+
+const RULES: Readonly<Record<string, Rule>> = {
+  customers: { topics: ['customer.created', 'customer.updated'], topicOf: (c) => (c.created ? 'customer.created' : 'customer.updated') },
+  referrals: {
+    topics: ['referral.completed'],
+    topicOf: (c) => (c.record.status === 'completed' && (c.created || c.previous?.status !== 'completed') ? 'referral.completed' : null),
+  },
+};
+
+/** Enqueues the webhook events of these writes of `r`, in the writer's transaction. */
+export async function enqueueRecordEvents(trx: DB, shopId: number, r: Resource, changes: readonly RecordChange[], now: number): Promise<void> {
+  const rule = RULES[r.table];
+  if (rule === undefined) return;
+  const byTopic = new Map<WebhookTopic, Row[]>();
+  for (const change of changes) {
+    const topic = rule.topicOf(change);
+    if (topic !== null) byTopic.set(topic, [...(byTopic.get(topic) ?? []), change.record]);
+  }
+  for (const [topic, records] of byTopic) await enqueueWebhookEvents(trx, shopId, topic, records, now);
+}
+
+/**
+ * For a bulk upsert by ID (import): call it before the write, and the function it returns after
+ * it, in the same transaction. When the shop has no webhook for the resource's topics both
+ * cost nothing more than the outbox's one lookup.
+ */
+export async function announceUpsert(trx: DB, shopId: number, r: Resource, ids: readonly number[], now: number): Promise<() => Promise<void>> {
+  const rule = RULES[r.table];
+  if (rule === undefined || ids.length === 0 || !(await wantsTopics(trx, shopId, rule.topics))) return async () => {};
+  const existed = await existingRecords(trx, shopId, r, [...ids]);
+  return async () => {
+    const rows: Row[] = [];
+    for (let i = 0; i < ids.length; i += 500) rows.push(...(await selectRecords(trx, shopId, r).where(r.id, 'in', ids.slice(i, i + 500)).orderBy(r.id).execute()));
+    const records = await recordsJson(trx, shopId, r, rows, now);
+    await enqueueRecordEvents(trx, shopId, r, records.map((record) => ({ created: !existed.has(Number(record[r.id])), record })), now);
+  };
+}

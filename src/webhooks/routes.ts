@@ -1,0 +1,85 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { parseRemoteId } from '../customers/repository.js';
+import type { DB } from '../db/tables.js';
+import { notFound } from '../errors.js';
+import { runWrite } from '../http/idempotency.js';
+import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { findRecord } from '../records/repository.js';
+import { webhooks } from '../records/resources/webhooks.js';
+import { attemptsOf, deliveriesQuery, requeueDelivery, type DeliveryRow } from './repository.js';
+import { deliveryJson, WebhookDelivery } from './schemas.js';
+
+// What a merchant sees of deliveries: a webhook's deliveries with their attempts, and a
+// resend. The webhooks themselves are a record resource (records/resources/webhooks.ts).
+
+const TAGS = ['Webhooks'];
+
+const WebhookParams = Type.Object({ id: Type.String({ description: 'The webhook\'s id', examples: ['42'] }) });
+const DeliveryParams = Type.Object({
+  id: Type.String({ description: 'The webhook\'s id', examples: ['42'] }),
+  delivery_id: Type.String({ description: 'The delivery\'s id', examples: ['981'] }),
+});
+
+/** The webhook's id when it names one of the shop's webhooks; else a 404. */
+async function webhookOf(db: DB, shopId: number, text: string): Promise<number> {
+  const id = parseRemoteId(text);
+  if (id === null || (await findRecord(db, shopId, webhooks, id)) === undefined) throw notFound('webhook', text);
+  return id;
+}
+
+async function deliveriesJson(db: DB, shopId: number, rows: DeliveryRow[]) {
+  const attempts = await attemptsOf(db, shopId, rows.map((row) => Number(row.id)));
+  return rows.map((row) => deliveryJson(row, attempts.get(Number(row.id)) ?? []));
+}
+
+export function registerWebhookRoutes(app: FastifyInstance): void {
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List a webhook\'s deliveries',
+        description: 'Every event queued for this webhook, newest last, with each attempt\'s status code and error. Delivered and failed deliveries are kept 30 days by default.',
+        params: WebhookParams,
+        querystring: ListQuery([]),
+        response: { 200: ListEnvelope(WebhookDelivery), ...errorResponses('read', { 400: 'A bad pagination parameter', 404: 'No such webhook in this shop' }) },
+      },
+    },
+    async (request) => {
+      const shopId = request.shop.id;
+      const webhookId = await webhookOf(app.db, shopId, (request.params as Static<typeof WebhookParams>).id);
+      return paginate(app.db, request, deliveriesQuery(app.db, shopId, webhookId), {
+        idColumn: 'id',
+        sortable: {},
+        toJson: (rows) => deliveriesJson(app.db, shopId, rows),
+      });
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/deliveries/:delivery_id/retry',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Retry a delivery',
+        description: 'Queues the delivery to be sent again now, whatever its status (a failed one gets one more attempt; a delivered one is sent again). Answers 202.',
+        params: DeliveryParams,
+        response: { 202: DataEnvelope(WebhookDelivery), ...errorResponses('write', { 404: 'No such webhook or delivery in this shop' }) },
+      },
+    },
+    async (request, reply) => {
+      const params = request.params as Static<typeof DeliveryParams>;
+      const deliveryId = parseRemoteId(params.delivery_id);
+      return runWrite(request, reply, async (trx) => {
+        const shopId = request.shop.id;
+        const webhookId = await webhookOf(trx, shopId, params.id);
+        const row = deliveryId === null ? undefined : await requeueDelivery(trx, shopId, webhookId, deliveryId, app.clock());
+        if (row === undefined) throw notFound('delivery', params.delivery_id);
+        const [data] = await deliveriesJson(trx, shopId, [row]);
+        return { status: 202, body: { data } };
+      });
+    },
+  );
+}
