@@ -69,7 +69,11 @@ export function parsePageRequest(params: URLSearchParams, sortable: readonly str
   const cursor = !params.has(P.perPage) && (params.has(P.sinceId) || params.has(P.limit));
   let page: PageRequest;
   if (cursor) {
-    const sinceId = integer(params, P.sinceId, 0, Number.MAX_SAFE_INTEGER, errors) ?? 0;
+    // Any integer ≥ 0 is a valid since_id; IDs stay below 2^53, so a larger one reads as the
+    // largest possible ID: an empty last page.
+    const sinceText = params.getAll(P.sinceId);
+    const beyond = sinceText.length === 1 && /^\d+$/.test(sinceText[0]!) && BigInt(sinceText[0]!) > BigInt(Number.MAX_SAFE_INTEGER);
+    const sinceId = beyond ? Number.MAX_SAFE_INTEGER : (integer(params, P.sinceId, 0, Number.MAX_SAFE_INTEGER, errors) ?? 0);
     const limit = integer(params, P.limit, 1, MAX_PAGE_SIZE, errors) ?? DEFAULT_PAGE_SIZE;
     page = { mode: 'cursor', sinceId, limit };
   } else {

@@ -59,6 +59,23 @@ export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: R
   }
 }
 
+/**
+ * Writes one record by remote_id: inserts it, or replaces the fields of the one that exists.
+ * Whether it was created is told by the insert itself, so two racing PUTs of a new record
+ * answer one 201 and one 200 (on PostgreSQL the second insert waits for the first to commit).
+ */
+export async function putRecord(db: DB, shopId: number, r: Resource, remoteId: number, values: Row, now: number): Promise<{ created: boolean }> {
+  const inserted = await any(db)
+    .insertInto(r.table)
+    .values({ shop_id: shopId, remote_id: remoteId, ...values, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.columns(['shop_id', 'remote_id']).doNothing())
+    .returning('remote_id')
+    .executeTakeFirst();
+  if (inserted !== undefined) return { created: true };
+  await updateRecord(db, shopId, r, remoteId, values, now);
+  return { created: false };
+}
+
 export async function updateRecord(db: DB, shopId: number, r: Resource, id: number, values: Row, now: number): Promise<Row | undefined> {
   return any(db)
     .updateTable(r.table)

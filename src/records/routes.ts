@@ -10,7 +10,7 @@ import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
 import { conflicts, type Candidate } from './conflicts.js';
-import { deleteRecord, existingRecords, findRecord, insertRecord, selectRecords, updateRecord, upsertRecords } from './repository.js';
+import { deleteRecord, findRecord, insertRecord, putRecord, selectRecords, updateRecord } from './repository.js';
 import { checkFields, columnsOf, derive, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
 import { enqueueRecordEvents } from '../webhooks/record-events.js';
@@ -155,12 +155,11 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             const shopId = request.shop.id;
             const values = valuesOf(r, checked, 'replace', now);
             await checkWrite(trx, shopId, r, checked, values, { id: remoteId, values });
-            const existed = (await existingRecords(trx, shopId, r, [remoteId])).has(remoteId);
-            await upsertRecords(trx, shopId, r, [{ remote_id: remoteId, ...values }], now).catch((e) => raced(r, e));
+            const { created } = await putRecord(trx, shopId, r, remoteId, values, now).catch((e) => raced(r, e));
             const row = (await findRecord(trx, shopId, r, remoteId))!;
             const [data] = await json(trx, shopId, [row]);
-            await enqueueRecordEvents(trx, shopId, r, [{ created: !existed, record: data! }], now);
-            return { status: existed ? 200 : 201, body: { data } };
+            await enqueueRecordEvents(trx, shopId, r, [{ created, record: data! }], now);
+            return { status: created ? 201 : 200, body: { data } };
           });
         },
       );

@@ -57,6 +57,15 @@ describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
       expect(b.data.map(idOf)).toEqual(expected().slice(0, 3));
     });
 
+    it('a since_id beyond every possible ID is valid and ends the iteration', async () => {
+      for (const since of ['9007199254740993', '99999999999999999999']) {
+        const res = await get(`${path}?pagination[since_id]=${since}&pagination[limit]=5`);
+        expect(res.statusCode).toBe(200);
+        expect(res.json().data).toEqual([]);
+        expect(res.json().links.next_since_id).toBeNull();
+      }
+    });
+
     it('per_page with since_id falls back to offset mode and ignores since_id and limit', async () => {
       const res = await get(`${path}?pagination[since_id]=${expected()[500]}&pagination[per_page]=10&pagination[limit]=9999`);
       expect(res.statusCode).toBe(200);
