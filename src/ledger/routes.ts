@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { ErrorDetail } from '../errors.js';
+import type { DB } from '../db/tables.js';
+import { AppError, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors, isJsonObject } from '../http/validation.js';
+import { getShop, type Shop } from '../shops/repository.js';
 import { applyEvents } from './apply.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
 import { checkEvent, invalidEvents } from './rules.js';
@@ -13,6 +15,16 @@ const TAGS = ['Points events'];
 const NO_ERRORS: readonly ErrorDetail[] = [];
 
 /** The ledger's endpoints: writes (one event, or a batch) here, reads in read-routes.ts. */
+/**
+ * The shop's expiry settings as they are now: the request's shop comes from the token cache
+ * and may be a moment old, but expiry rules must follow the latest PATCH /shop.
+ */
+async function currentShop(trx: DB, shopId: number): Promise<Shop> {
+  const shop = await getShop(trx, shopId);
+  if (shop === undefined) throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
+  return shop;
+}
+
 export function registerLedgerRoutes(app: FastifyInstance): void {
   registerLedgerReadRoutes(app);
   const maxEvents = app.config.batchMaxEvents;
@@ -39,7 +51,7 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
       const input = request.body;
       return runWrite(request, reply, async (trx) => {
         const now = app.clock();
-        const entry = checkEvent(input, errors, request.shop, now, '');
+        const entry = checkEvent(input, errors, await currentShop(trx, request.shop.id), now, '');
         const [data] = await applyEvents(trx, request.shop.id, [entry], now, false);
         return { status: 201, body: { data } };
       });
@@ -75,7 +87,8 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
       if (!Array.isArray(inputs) || envelope.some((d) => d.param === 'points_events')) throw invalidEvents(envelope, null);
       return runWrite(request, reply, async (trx) => {
         const now = app.clock();
-        const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, request.shop, now, `points_events[${i}].`));
+        const shop = await currentShop(trx, request.shop.id);
+        const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, shop, now, `points_events[${i}].`));
         const data = await applyEvents(trx, request.shop.id, entries, now, true, envelope);
         return { status: 201, body: { data } };
       });

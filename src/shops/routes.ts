@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { updateShop, type Shop as ShopRow } from './repository.js';
+import { getShop, updateShop, type Shop as ShopRow } from './repository.js';
 
 export const Shop = Type.Object(
   {
@@ -37,7 +37,8 @@ export function registerShopRoutes(app: FastifyInstance): void {
   app.get(
     '/shop',
     { schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
-    async (request) => ({ data: shopJson(request.shop) }),
+    // Read afresh: the request's shop comes from the token cache and may be a moment old.
+    async (request) => ({ data: shopJson((await getShop(app.db, request.shop.id)) ?? request.shop) }),
   );
 
   app.patch(

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { connect, type Database } from '../../src/db/connect.js';
 import { API } from '../helpers/app.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
+import { TOKEN_CACHE_MS } from '../../src/http/auth.js';
 
 // The `loyalty` command as a user runs it: the compiled CLI in a child process, on the test
 // database. `npm test` builds it first.
@@ -114,7 +115,14 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
     expect(listed.every((t: { revoked_at: string | null }) => t.revoked_at === null)).toBe(true);
 
     expect(await ok(url, 'tokens', 'revoke', String(second.id), '--shop', String(shop.id))).toMatch(/Revoked token/);
-    const res = await get(second.token);
+    // The API process trusts a token it accepted for TOKEN_CACHE_MS; a revocation made by
+    // another process (this CLI) must take effect within that window.
+    const deadline = Date.now() + TOKEN_CACHE_MS + 1000;
+    let res = await get(second.token);
+    while (res.statusCode === 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await get(second.token);
+    }
     expect(res.statusCode).toBe(401);
     expect(res.json().error.code).toBe('unauthorized');
     expect((await get(first)).statusCode).toBe(200);
