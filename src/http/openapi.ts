@@ -48,10 +48,27 @@ const IdempotencyHeader = Type.Object({
   ),
 });
 
+// Headers set on responses by the hooks every route shares, documented on each response.
+const REQUEST_ID_HEADER = { 'X-Request-Id': { type: 'string', description: 'Identifies the request in our logs; quote it when asking for help', examples: ['req_2Vq8dJcKx1aQ'] } };
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this shop', examples: [6000] },
+  'RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window', examples: [5999] },
+  'RateLimit-Reset': { type: 'integer', description: 'Seconds until the window resets', examples: [60] },
+};
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present when this is the stored response of an earlier request with the same Idempotency-Key' },
+};
+
+function responseHeaders(url: string, method: string, status: string): Record<string, unknown> {
+  if (!url.startsWith(API_PREFIX)) return REQUEST_ID_HEADER;
+  const success = status.startsWith('2');
+  return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && WRITE_METHODS.has(method) ? REPLAYED_HEADER : {}) };
+}
+
 /**
  * Documentation every route gets without having to say it: an operationId, a description of
- * each success response, and Idempotency-Key on writes. It changes the document only, never
- * how requests are validated.
+ * each success response, the headers every response carries, and Idempotency-Key on writes.
+ * It changes the document only, never how requests are validated or responses serialised.
  */
 function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[] } }) {
   const method = Array.isArray(route.method) ? route.method[0]! : route.method;
@@ -61,10 +78,12 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
   if (out.response !== undefined) {
     const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };
     for (const [status, response] of Object.entries(responses)) {
+      if (typeof response !== 'object' || response === null) continue;
+      const documented: Record<string, unknown> = { ...response };
       const description = SUCCESS_DESCRIPTIONS[status];
-      if (description && typeof response === 'object' && response !== null && !('description' in response)) {
-        responses[status] = { ...response, description };
-      }
+      if (description && !('description' in documented)) documented.description = description;
+      documented.headers = { ...responseHeaders(url, method, status), ...(documented.headers as object | undefined) };
+      responses[status] = documented;
     }
     out.response = responses;
   }

@@ -107,6 +107,20 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
       expect(params.some((param) => param.in === 'header' && param.name.toLowerCase() === 'idempotency-key'), where).toBe(true);
     }
   });
+
+  it('documents the headers responses carry: X-Request-Id, RateLimit-*, Idempotent-Replayed on write successes', () => {
+    for (const { where, path: p, op } of operations(doc)) {
+      const responses = (op as { responses?: Record<string, { headers?: Record<string, unknown> }> }).responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
+        const names = Object.keys(response.headers ?? {});
+        expect(names, `${where} ${status}`).toContain('X-Request-Id');
+        if (!p.startsWith(API)) continue;
+        expect(names, `${where} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+        const replayable = !where.startsWith('GET') && status.startsWith('2');
+        expect(names.includes('Idempotent-Replayed'), `${where} ${status}`).toBe(replayable);
+      }
+    }
+  });
 });
 
 describe(`the interactive reference (${TEST_DIALECT})`, () => {
