@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Logger as PinoLogger } from 'pino';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
@@ -90,6 +91,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
+    // Nothing to build when info lines are not written (LOG_LEVEL=warn and above).
+    if (!(request.log as PinoLogger).isLevelEnabled('info')) return;
     request.log.info(
       { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
       'request completed',

@@ -29,6 +29,8 @@ export interface Config {
     readonly batchSize: number;
     /** Delivered and failed deliveries are kept this long. */
     readonly retentionDays: number;
+    /** Deliveries may go to private, loopback and other non-public addresses (never in a multi-merchant deployment). */
+    readonly allowPrivateUrls: boolean;
   };
   readonly shutdownTimeoutMs: number;
   readonly bootstrap: boolean;
@@ -89,6 +91,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
       batchSize: int(env, 'WEBHOOK_BATCH_SIZE', 20, 1, 1000),
       retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1),
+      allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
     },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),

@@ -24,7 +24,13 @@ export const jobs: Job[] = [
     name: 'deliver-webhooks',
     intervalMs: (app) => app.config.webhooks.deliveryIntervalMs,
     run: (app) =>
-      deliverDueWebhooks(app.db, { clock: app.clock, transport: app.webhookTransport, timeoutMs: app.config.webhooks.timeoutMs, batchSize: app.config.webhooks.batchSize }),
+      deliverDueWebhooks(app.db, {
+        clock: app.clock,
+        transport: app.webhookTransport,
+        timeoutMs: app.config.webhooks.timeoutMs,
+        batchSize: app.config.webhooks.batchSize,
+        allowPrivateAddresses: app.config.webhooks.allowPrivateUrls,
+      }),
   },
   {
     name: 'prune-webhook-deliveries',

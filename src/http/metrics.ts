@@ -15,10 +15,19 @@ export function registerMetrics(app: FastifyInstance): Registry {
     registers: [registry],
   });
 
+  // The labelled series of each method, route and status, made once rather than a label object
+  // per response. Routes are the registered patterns, so there are few.
+  const series = new Map<string, { requests: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }>();
   app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
+    const route = request.routeOptions.url ?? 'unmatched';
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let s = series.get(key);
+    if (s === undefined) {
+      const labels = { method: request.method, route, status_code: String(reply.statusCode) };
+      series.set(key, (s = { requests: requests.labels(labels), duration: duration.labels(labels) }));
+    }
+    s.requests.inc();
+    s.duration.observe(reply.elapsedTime / 1000);
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

@@ -147,6 +147,11 @@ export interface ListSpec<Row, Item> {
   sortable: Readonly<Record<string, string>>;
   /** Rows of one page, in order, to the JSON of the records (may query more, e.g. balances). */
   toJson(rows: Row[]): Item[] | Promise<Item[]>;
+  /**
+   * Optional: the rows of a cursor page (ID above sinceId, ID ascending, at most `limit`), for
+   * a list whose query is precompiled. It must select what `query` plus the cursor would.
+   */
+  cursorRows?(sinceId: number, limit: number): Promise<Row[]>;
 }
 
 /** The rows of `query` with these IDs, in the order of `ids`. */
@@ -159,7 +164,8 @@ async function rowsByKey<Row>(query: SelectQueryBuilder<any, any, Row>, spec: Li
 
 /**
  * Answers a list request. `query` selects the rows of the authenticated shop that the list
- * shows (filters applied, no ORDER BY, LIMIT or OFFSET): paginate adds the page.
+ * shows (filters applied, no ORDER BY, LIMIT or OFFSET): paginate adds the page. It may be a
+ * function that builds it, so that a cursor page served by `spec.cursorRows` builds nothing.
  *
  * Cursor mode: rows with ID > since_id, ID ascending, limit + 1 fetched to know whether more
  * follow; next_since_id is the last ID shown when they do, null when not.
@@ -170,7 +176,7 @@ async function rowsByKey<Row>(query: SelectQueryBuilder<any, any, Row>, spec: Li
 export async function paginate<Row, Item>(
   db: DB,
   request: FastifyRequest,
-  query: SelectQueryBuilder<any, any, Row>,
+  source: SelectQueryBuilder<any, any, Row> | (() => SelectQueryBuilder<any, any, Row>),
   spec: ListSpec<Row, Item>,
 ): Promise<Page<Item>> {
   const params = queryParams(request);
@@ -178,12 +184,16 @@ export async function paginate<Row, Item>(
   const wanted = parsePageRequest(params, sortFields);
   const idKey = spec.idColumn.slice(spec.idColumn.lastIndexOf('.') + 1) as keyof Row;
 
+  const buildQuery = () => (typeof source === 'function' ? source() : source);
+
   if (wanted.mode === 'cursor') {
-    const rows = await query
-      .where(sql.ref(spec.idColumn), '>', wanted.sinceId)
-      .orderBy(sql.ref(spec.idColumn), 'asc')
-      .limit(wanted.limit + 1)
-      .execute();
+    const rows = spec.cursorRows
+      ? await spec.cursorRows(wanted.sinceId, wanted.limit + 1)
+      : await buildQuery()
+          .where(sql.ref(spec.idColumn), '>', wanted.sinceId)
+          .orderBy(sql.ref(spec.idColumn), 'asc')
+          .limit(wanted.limit + 1)
+          .execute();
     const more = rows.length > wanted.limit;
     if (more) rows.length = wanted.limit;
     const data = await spec.toJson(rows);
@@ -191,6 +201,7 @@ export async function paginate<Row, Item>(
     return { links: { since_id: wanted.sinceId, limit: wanted.limit, next_since_id: nextSinceId }, data };
   }
 
+  const query = buildQuery();
   const { page, perPage, direction } = wanted;
   const sortColumn = wanted.sort === 'id' ? spec.idColumn : spec.sortable[wanted.sort]!;
   const byId = sortColumn === spec.idColumn;

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { allocateIds } from '../db/dialect.js';
+import { prepareQuery } from '../db/prepared.js';
 import type { DB } from '../db/tables.js';
 import type { Resource, Row } from './resource.js';
 
@@ -11,6 +12,22 @@ const any = (db: DB) => db as unknown as Kysely<any>;
 /** Rows of the shop, unordered: the list endpoints page it (http/pagination.ts). */
 export function selectRecords(db: DB, shopId: number, r: Resource): SelectQueryBuilder<any, any, Row> {
   return any(db).selectFrom(r.table).selectAll().where('shop_id', '=', shopId);
+}
+
+// A cursor page is the hottest list query: built and compiled once per resource (db/prepared.ts),
+// the same SQL that paginate would build from selectRecords.
+const cursorQueries = new WeakMap<Resource, (db: Kysely<any>, values: { shopId: number; sinceId: number; limit: number }) => Promise<Row[]>>();
+
+/** Rows of the shop with IDs above `sinceId`, ID ascending, at most `limit`. */
+export async function cursorRecords(db: DB, shopId: number, r: Resource, sinceId: number, limit: number): Promise<Row[]> {
+  let query = cursorQueries.get(r);
+  if (query === undefined) {
+    query = prepareQuery<{ shopId: number; sinceId: number; limit: number }, Row>((kdb, p) =>
+      kdb.selectFrom(r.table).selectAll().where('shop_id', '=', p.value('shopId')).where(r.id, '>', p.value('sinceId')).orderBy(r.id, 'asc').limit(p.value('limit')),
+    );
+    cursorQueries.set(r, query);
+  }
+  return query(any(db), { shopId, sinceId, limit });
 }
 
 export async function findRecord(db: DB, shopId: number, r: Resource, id: number): Promise<Row | undefined> {

@@ -10,7 +10,7 @@ import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
 import { conflicts, type Candidate } from './conflicts.js';
-import { deleteRecord, findRecord, insertRecord, putRecord, selectRecords, updateRecord } from './repository.js';
+import { cursorRecords, deleteRecord, findRecord, insertRecord, putRecord, selectRecords, updateRecord } from './repository.js';
 import { checkFields, columnsOf, derive, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
 import { enqueueRecordEvents } from '../webhooks/record-events.js';
@@ -96,8 +96,15 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
           response: { 200: ListEnvelope(d.record), ...errorResponses('read', { 400: 'A bad pagination or sort parameter (named in details)' }) },
         },
       },
-      async (request) =>
-        paginate(app.db, request, selectRecords(app.db, request.shop.id, r), { idColumn: r.id, sortable: d.sortable, toJson: (rows) => json(app.db, request.shop.id, rows) }),
+      async (request) => {
+        const shopId = request.shop.id;
+        return paginate(app.db, request, () => selectRecords(app.db, shopId, r), {
+          idColumn: r.id,
+          sortable: d.sortable,
+          toJson: (rows) => json(app.db, shopId, rows),
+          cursorRows: (sinceId, limit) => cursorRecords(app.db, shopId, r, sinceId, limit),
+        });
+      },
     );
 
     const lookup = r.lookup;

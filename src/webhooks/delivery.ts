@@ -1,6 +1,8 @@
+import { Agent, fetch as undiciFetch } from 'undici';
 import type { Clock } from '../clock.js';
 import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
+import { assertPublicAddress, ipLiteralOf, NonPublicAddressError, publicOnlyLookup } from './address-guard.js';
 import { claimDueDeliveries, settleDelivery, type ClaimedDelivery, type Settlement } from './repository.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
@@ -13,14 +15,37 @@ export interface WebhookRequest {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** Whether the url may point at a private, loopback or otherwise non-public address (WEBHOOK_ALLOW_PRIVATE_URLS). */
+  allowPrivateAddresses: boolean;
 }
 
 /** Sends one delivery; resolves with the receiver's status, rejects on a network error or timeout. */
 export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: number }>;
 
-/** The production transport: Node's fetch, with a timeout. Redirects are not followed. */
-export const fetchTransport: WebhookTransport = async ({ url, headers, body, timeoutMs }) => {
-  const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+// Connections of guarded deliveries resolve their host through publicOnlyLookup: the address
+// checked is the address connected to, at every attempt.
+const publicOnly = new Agent({ connect: { lookup: publicOnlyLookup } });
+const anywhere = new Agent();
+
+/**
+ * The production transport: fetch (undici), with a timeout. Redirects are not followed. Unless
+ * the request allows private addresses, a host that is or resolves to a non-public address
+ * is refused with NonPublicAddressError, before anything is sent.
+ */
+export const fetchTransport: WebhookTransport = async ({ url, headers, body, timeoutMs, allowPrivateAddresses }) => {
+  if (!allowPrivateAddresses) {
+    // Sockets do not look IP literals up; those are checked here.
+    const literal = ipLiteralOf(new URL(url).hostname);
+    if (literal !== null) assertPublicAddress(literal);
+  }
+  const response = await undiciFetch(url, {
+    method: 'POST',
+    headers,
+    body,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(timeoutMs),
+    dispatcher: allowPrivateAddresses ? anywhere : publicOnly,
+  });
   // The receiver's body is of no use; cancelling frees the connection.
   await response.body?.cancel().catch(() => {});
   return { status: response.status };
@@ -49,6 +74,8 @@ export interface DeliveryOptions {
   timeoutMs: number;
   /** Deliveries claimed and sent concurrently per batch. */
   batchSize: number;
+  /** Sends to private and other non-public addresses too (WEBHOOK_ALLOW_PRIVATE_URLS); off by default. */
+  allowPrivateAddresses?: boolean;
 }
 
 export interface DeliveryRun {
@@ -70,6 +97,8 @@ export function deliveryHeaders(delivery: ClaimedDelivery, nowMs: number): Recor
 }
 
 function describe(error: unknown, timeoutMs: number): string {
+  const refused = error instanceof NonPublicAddressError ? error : (error as { cause?: unknown })?.cause;
+  if (refused instanceof NonPublicAddressError) return refused.message;
   const e = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
   const detail = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(error);
@@ -82,7 +111,7 @@ async function attempt(delivery: ClaimedDelivery, options: DeliveryOptions): Pro
   let statusCode: number | null = null;
   let error: string | null = null;
   try {
-    ({ status: statusCode } = await options.transport({ url: delivery.url, headers: deliveryHeaders(delivery, attemptedAt), body: delivery.payload, timeoutMs: options.timeoutMs }));
+    ({ status: statusCode } = await options.transport({ url: delivery.url, headers: deliveryHeaders(delivery, attemptedAt), body: delivery.payload, timeoutMs: options.timeoutMs, allowPrivateAddresses: options.allowPrivateAddresses ?? false }));
     if (statusCode < 200 || statusCode > 299) error = `the endpoint answered HTTP ${statusCode}`;
   } catch (caught) {
     error = describe(caught, options.timeoutMs);

@@ -13,7 +13,7 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
   let t: TestContext;
   const transport = new FakeTransport();
   beforeAll(async () => {
-    t = await setup({ webhookTransport: transport.send, config: { webhooks: { deliveryIntervalMs: 0, timeoutMs: 5000, batchSize: 4, retentionDays: 30 } } });
+    t = await setup({ webhookTransport: transport.send, config: { webhooks: { deliveryIntervalMs: 0, timeoutMs: 5000, batchSize: 4, retentionDays: 30, allowPrivateUrls: false } } });
   });
   afterAll(() => t.close());
 

@@ -1,12 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { verifySignature } from '../../src/webhooks/signature.js';
 import { API, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { createWebhook, runJob, storedDeliveries } from './fixtures.js';
 
-// The production transport (fetch) against a real HTTP listener on 127.0.0.1.
+// The production transport (fetch) against a real HTTP listener on 127.0.0.1, which only
+// WEBHOOK_ALLOW_PRIVATE_URLS lets deliveries reach.
 
 interface Received {
   method: string;
@@ -23,7 +25,7 @@ describe(`webhook delivery over HTTP (${TEST_DIALECT})`, () => {
   let status = 204;
 
   beforeAll(async () => {
-    t = await setup();
+    t = await setup({ config: { webhooks: { ...loadConfig({}).webhooks, allowPrivateUrls: true } } });
     server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
