@@ -87,11 +87,7 @@ export function registerDemoCommand(program: Command): void {
         }
 
         // Customers already there keep their data and points: a second run credits no one twice.
-        const existing = new Set<number>();
-        for (let i = 0; i < people.length; i += 1000) {
-          const ids = people.slice(i, i + 1000).map((p) => Number(p.remote_id));
-          for (const id of await existingRecords(db, shopId, customers, ids)) existing.add(id);
-        }
+        const existing = await existingRecords(db, shopId, customers, people.map((p) => Number(p.remote_id)));
         const newPeople = people.filter((p) => !existing.has(Number(p.remote_id)));
         const newSales = sales.filter((s) => !existing.has(Number(s.customer_remote_id)));
 

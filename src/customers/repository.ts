@@ -62,15 +62,3 @@ export async function findCustomers(db: DB, shopId: number, identifiers: readonl
   }
   return found;
 }
-
-/** Whether another customer of the shop already uses this e-mail. */
-export async function emailTaken(db: DB, shopId: number, email: string, exceptRemoteId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('customers')
-    .select('remote_id')
-    .where('shop_id', '=', shopId)
-    .where(sql`lower(email)`, '=', email.toLowerCase())
-    .where('remote_id', '!=', exceptRemoteId)
-    .executeTakeFirst();
-  return row !== undefined;
-}

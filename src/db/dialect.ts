@@ -95,14 +95,12 @@ export async function lockCustomers(trx: DB, shopId: number, remoteIds: readonly
 }
 
 const MAX_SQLITE_PARAMETERS = 30_000;
-const insertTexts = new Map<string, string>();
 
 /**
  * Inserts many rows (all with the same keys, in the same order): the ledger's hot path.
  * PostgreSQL: one JSON parameter expanded by json_populate_recordset, which the server parses
  * far faster than thousands of bound values. SQLite: multi-row VALUES under its 32766 bound
- * parameters, with the SQL text built once per shape (a query tree per value costs more than
- * the insert).
+ * parameters, as plain text (a Kysely query tree per value costs more than the insert).
  */
 export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows: readonly Tables[T][]): Promise<void> {
   if (rows.length === 0) return;
@@ -118,13 +116,8 @@ export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows
   const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
   for (let start = 0; start < rows.length; start += size) {
     const end = Math.min(rows.length, start + size);
-    const key = `${table}:${columns.join(',')}:${end - start}`;
-    let text = insertTexts.get(key);
-    if (text === undefined) {
-      const row = `(${columns.map(() => '?').join(', ')})`;
-      text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: end - start }, () => row).join(', ')}`;
-      insertTexts.set(key, text);
-    }
+    const row = `(${columns.map(() => '?').join(', ')})`;
+    const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: end - start }, () => row).join(', ')}`;
     const params: unknown[] = [];
     for (let i = start; i < end; i++) {
       const values = rows[i] as unknown as Record<string, unknown>;

@@ -87,7 +87,7 @@ export async function applyEvents(
   for (const state of deducting) state.queues = { points: new LotQueue(), credits: new LotQueue() };
   for (const lot of await openLots(trx, shopId, [...deducting].map((s) => s.remoteId), now)) {
     states.get(lot.customerRemoteId)!.queues![lot.kind].add({
-      id: lot.id, fresh: false, seq: lot.id, amount: 0, remaining: lot.remaining, expiresAt: lot.expiresAt, eventIndex: -1, dirty: false,
+      id: lot.id, fresh: false, seq: lot.id, amount: 0, remaining: lot.remaining, expiresAt: lot.expiresAt, eventIndex: -1,
     });
   }
 
@@ -192,7 +192,7 @@ function applyKind(
   if (amount > 0) {
     const live = draft.expiresAt === null || draft.expiresAt > now;
     if (live) customer[kind] += amount;
-    const lot: Lot = { id: 0, fresh: true, seq: fresh?.length ?? 0, amount, remaining: amount, expiresAt: draft.expiresAt, eventIndex, dirty: false };
+    const lot: Lot = { id: 0, fresh: true, seq: fresh?.length ?? 0, amount, remaining: amount, expiresAt: draft.expiresAt, eventIndex };
     fresh?.push({ lot, kind, customer });
     customer.queues?.[kind].add(lot);
   } else if (amount < 0) {

@@ -13,8 +13,6 @@ export interface Lot {
   expiresAt: number | null;
   /** Index of the granting event within the batch, for fresh lots. */
   eventIndex: number;
-  /** A stored lot whose remaining changed. */
-  dirty: boolean;
 }
 
 export interface Consumption {
@@ -51,7 +49,6 @@ export class LotQueue {
       if (lot.remaining === 0 || (lot.expiresAt !== null && lot.expiresAt <= now)) continue;
       const take = Math.min(lot.remaining, left);
       lot.remaining -= take;
-      if (!lot.fresh) lot.dirty = true;
       left -= take;
       out.push({ lot, amount: take });
     }

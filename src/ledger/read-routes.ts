@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { findCustomer } from '../customers/repository.js';
+import { findCustomer, parseRemoteId } from '../customers/repository.js';
 import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
@@ -56,7 +56,8 @@ export function registerLedgerReadRoutes(app: FastifyInstance): void {
     },
     async (request) => {
       const { id } = request.params as Static<typeof IdParams>;
-      const row = /^[1-9]\d{0,15}$/.test(id) ? await findEvent(app.db, request.shop.id, Number(id)) : undefined;
+      const eventId = parseRemoteId(id);
+      const row = eventId === null ? undefined : await findEvent(app.db, request.shop.id, eventId);
       if (row === undefined) throw notFound('points event', id);
       return { data: eventJson(row, row.email) };
     },

@@ -14,7 +14,6 @@ import { BatchInput, PointsEvent, PointsEventInput } from './schemas.js';
 const TAGS = ['Points events'];
 const NO_ERRORS: readonly ErrorDetail[] = [];
 
-/** The ledger's endpoints: writes (one event, or a batch) here, reads in read-routes.ts. */
 /**
  * The shop's expiry settings as they are now: the request's shop comes from the token cache
  * and may be a moment old, but expiry rules must follow the latest PATCH /shop.
@@ -25,6 +24,7 @@ async function currentShop(trx: DB, shopId: number): Promise<Shop> {
   return shop;
 }
 
+/** The ledger's endpoints: writes (one event, or a batch) here, reads in read-routes.ts. */
 export function registerLedgerRoutes(app: FastifyInstance): void {
   registerLedgerReadRoutes(app);
   const maxEvents = app.config.batchMaxEvents;

@@ -159,6 +159,7 @@ export async function importRecords(db: DB, shopId: number, r: Resource, source:
       continue;
     }
     const { remote_id: rawId, ...body } = row.body;
+    // NDJSON is typed JSON, like an API body: remote_id is a number, as it is in responses.
     const id = typeof rawId === 'number' ? parseRemoteId(String(rawId)) : null;
     const details = validateImported(r, body);
     if (id === null) details.unshift({ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' });

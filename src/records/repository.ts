@@ -129,9 +129,13 @@ export async function holdersOf(db: DB, shopId: number, r: Resource, field: stri
 
 /** Which of `ids` name records of the shop in `table` (by `column`). */
 export async function existingIds(db: DB, shopId: number, table: string, column: string, ids: number[]): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const rows = await any(db).selectFrom(table).select(column).where('shop_id', '=', shopId).where(column, 'in', ids).execute();
-  return new Set(rows.map((row) => Number(row[column])));
+  const found = new Set<number>();
+  // Chunked: an import batch may ask about more ids than a statement may bind.
+  for (let i = 0; i < ids.length; i += 1000) {
+    const rows = await any(db).selectFrom(table).select(column).where('shop_id', '=', shopId).where(column, 'in', ids.slice(i, i + 1000)).execute();
+    for (const row of rows) found.add(Number(row[column]));
+  }
+  return found;
 }
 
 /** Which of `ids` already exist (upsert: 201 for new records, 200 for replaced ones). */
