@@ -96,20 +96,33 @@ export async function lockCustomers(trx: DB, shopId: number, remoteIds: readonly
 
 const MAX_SQLITE_PARAMETERS = 30_000;
 
+/** What an insert does with a row whose key exists: an upsert. */
+export interface OnConflict {
+  /** The columns of the unique key. */
+  key: readonly string[];
+  /** The columns set from the new row; the others keep what is stored. */
+  update: readonly string[];
+}
+
 /**
- * Inserts many rows (all with the same keys, in the same order): the ledger's hot path.
+ * Inserts many rows (all with the same keys, in the same order): the ledger's and the import's
+ * hot path; with `onConflict`, an upsert (no key may then appear twice among the rows).
  * PostgreSQL: one JSON parameter expanded by json_populate_recordset, which the server parses
  * far faster than thousands of bound values. SQLite: multi-row VALUES under its 32766 bound
  * parameters, as plain text (a Kysely query tree per value costs more than the insert).
  */
-export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows: readonly Tables[T][]): Promise<void> {
+export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows: readonly Tables[T][], onConflict?: OnConflict): Promise<void> {
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]!);
+  const quote = (column: string) => `"${column}"`;
+  const upsert = onConflict
+    ? ` on conflict (${onConflict.key.map(quote).join(', ')}) do update set ${onConflict.update.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}`
+    : '';
   if (isPostgres(trx)) {
     const refs = sql.join(columns.map((c) => sql.ref(c)));
     for (let i = 0; i < rows.length; i += 5000) {
       const json = JSON.stringify(rows.slice(i, i + 5000));
-      await sql`insert into ${sql.table(table)} (${refs}) select ${refs} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)`.execute(trx);
+      await sql`insert into ${sql.table(table)} (${refs}) select ${refs} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)${sql.raw(upsert)}`.execute(trx);
     }
     return;
   }
@@ -117,7 +130,7 @@ export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows
   for (let start = 0; start < rows.length; start += size) {
     const end = Math.min(rows.length, start + size);
     const row = `(${columns.map(() => '?').join(', ')})`;
-    const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: end - start }, () => row).join(', ')}`;
+    const text = `insert into "${table}" (${columns.map(quote).join(', ')}) values ${Array.from({ length: end - start }, () => row).join(', ')}${upsert}`;
     const params: unknown[] = [];
     for (let i = start; i < end; i++) {
       const values = rows[i] as unknown as Record<string, unknown>;

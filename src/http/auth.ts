@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { findShopByToken, shopsGeneration, type Shop } from '../shops/repository.js';
-import { hashToken } from '../shops/tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,22 +32,26 @@ interface Cached {
   generation: number;
 }
 
-/** Live tokens seen lately, by token hash: one database lookup per token every TOKEN_CACHE_MS at most. */
+/**
+ * Live tokens seen lately: one database lookup per token every TOKEN_CACHE_MS at most. Keyed by
+ * the token as sent, so a hit costs no hash; the process holds those tokens only as long as
+ * the requests that carried them would.
+ */
 class TokenCache {
   readonly #entries = new Map<string, Cached>();
 
-  get(tokenHash: string): Shop | undefined {
-    const cached = this.#entries.get(tokenHash);
+  get(token: string): Shop | undefined {
+    const cached = this.#entries.get(token);
     if (cached === undefined) return undefined;
     if (cached.generation === shopsGeneration() && performance.now() < cached.until) return cached.shop;
-    this.#entries.delete(tokenHash);
+    this.#entries.delete(token);
     return undefined;
   }
 
-  set(tokenHash: string, shop: Shop, generation: number): void {
+  set(token: string, shop: Shop, generation: number): void {
     if (this.#entries.size >= TOKEN_CACHE_SIZE) this.#entries.clear();
     // Shared by the requests that follow: frozen so that none can change it for the others.
-    this.#entries.set(tokenHash, { shop: Object.freeze(shop), until: performance.now() + TOKEN_CACHE_MS, generation });
+    this.#entries.set(token, { shop: Object.freeze(shop), until: performance.now() + TOKEN_CACHE_MS, generation });
   }
 }
 
@@ -57,14 +60,13 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest, cache
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
   }
-  const tokenHash = hashToken(token);
-  let shop = cache.get(tokenHash);
+  let shop = cache.get(token);
   if (shop === undefined) {
     // Taken before the lookup: a change made meanwhile makes this entry stale at once.
     const generation = shopsGeneration();
     shop = await findShopByToken(app.db, token);
     if (shop === undefined) throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
-    cache.set(tokenHash, shop, generation);
+    cache.set(token, shop, generation);
   }
   request.shop = shop;
 }

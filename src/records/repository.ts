@@ -1,7 +1,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import { allocateIds } from '../db/dialect.js';
+import { allocateIds, insertRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
-import type { DB } from '../db/tables.js';
+import type { DB, Tables } from '../db/tables.js';
 import type { Resource, Row } from './resource.js';
 
 // The SQL of every record resource. Tables come from descriptions, so the builder is untyped
@@ -9,9 +9,22 @@ import type { Resource, Row } from './resource.js';
 
 const any = (db: DB) => db as unknown as Kysely<any>;
 
-/** Rows of the shop, unordered: the list endpoints page it (http/pagination.ts). */
+// What a record shows: its ID, fields without secrets, and times. Lists read only these (every
+// value read costs a conversion into JS, and a page has hundreds).
+const shownColumns = new WeakMap<Resource, string[]>();
+
+function columnsShown(r: Resource): string[] {
+  let columns = shownColumns.get(r);
+  if (columns === undefined) {
+    const fields = Object.entries(r.fields).filter(([, f]) => f.kind !== 'secret').map(([name]) => name);
+    shownColumns.set(r, (columns = [r.id, ...fields, 'created_at', 'updated_at']));
+  }
+  return columns;
+}
+
+/** Rows of the shop as shown (no secrets), unordered: the list endpoints page it (http/pagination.ts). */
 export function selectRecords(db: DB, shopId: number, r: Resource): SelectQueryBuilder<any, any, Row> {
-  return any(db).selectFrom(r.table).selectAll().where('shop_id', '=', shopId);
+  return any(db).selectFrom(r.table).select(columnsShown(r)).where('shop_id', '=', shopId);
 }
 
 // A cursor page is the hottest list query: built and compiled once per resource (db/prepared.ts),
@@ -23,7 +36,13 @@ export async function cursorRecords(db: DB, shopId: number, r: Resource, sinceId
   let query = cursorQueries.get(r);
   if (query === undefined) {
     query = prepareQuery<{ shopId: number; sinceId: number; limit: number }, Row>((kdb, p) =>
-      kdb.selectFrom(r.table).selectAll().where('shop_id', '=', p.value('shopId')).where(r.id, '>', p.value('sinceId')).orderBy(r.id, 'asc').limit(p.value('limit')),
+      kdb
+        .selectFrom(r.table)
+        .select(columnsShown(r))
+        .where('shop_id', '=', p.value('shopId'))
+        .where(r.id, '>', p.value('sinceId'))
+        .orderBy(r.id, 'asc')
+        .limit(p.value('limit')),
     );
     cursorQueries.set(r, query);
   }
@@ -55,25 +74,13 @@ export async function insertRecord(db: DB, shopId: number, r: Resource, values: 
 
 /**
  * Inserts or replaces records by remote_id, many per statement. created_at is kept on
- * replace. Each row must hold remote_id and the same columns.
+ * replace. Each row must hold remote_id and the same columns, and no remote_id twice.
  */
 export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<void> {
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]!).filter((c) => c !== 'remote_id');
-  // PostgreSQL allows 65535 parameters per statement, SQLite 32766.
-  const chunk = Math.max(1, Math.floor(30_000 / (columns.length + 4)));
-  for (let i = 0; i < rows.length; i += chunk) {
-    await any(db)
-      .insertInto(r.table)
-      .values(rows.slice(i, i + chunk).map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now })))
-      .onConflict((oc) =>
-        oc.columns(['shop_id', 'remote_id']).doUpdateSet((eb) => ({
-          ...Object.fromEntries(columns.map((c) => [c, eb.ref(`excluded.${c}`)])),
-          updated_at: now,
-        })),
-      )
-      .execute();
-  }
+  const stored = rows.map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now }));
+  await insertRows(db, r.table as keyof Tables, stored as never, { key: ['shop_id', 'remote_id'], update: [...columns, 'updated_at'] });
 }
 
 /**

@@ -160,7 +160,7 @@ export async function recordsJson(db: DB, shopId: number, r: Resource, rows: Row
  */
 export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | 'patch', now: number): Row {
   const out: Row = {};
-  for (const [name, field] of entries(r)) {
+  for (const [name, field] of fieldLists(r).all) {
     if (field.kind === 'secret') continue;
     if (name in body) out[name] = toColumn(field, body[name]);
     else if (mode === 'create' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
