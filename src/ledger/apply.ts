@@ -12,9 +12,9 @@ import type { PointsEvent } from './schemas.js';
 import { enqueueWebhookEvents } from '../webhooks/outbox.js';
 
 // Applies points events in order, all or nothing, with a constant number of queries per batch:
-// customers, balances and (for customers who lose points) open lots are read in bulk, the
-// batch is played in memory, and events, lots and consumptions are written with multi-row
-// inserts.
+// customers, then open lots (for customers who lose points) or balances (for the others) are
+// read in bulk, the batch is played in memory, and events, lots and consumptions are written
+// with multi-row inserts.
 
 interface CustomerState {
   remoteId: number;
@@ -77,19 +77,22 @@ export async function applyEvents(
 
   const remoteIds = [...states.keys()];
   await lockCustomers(trx, shopId, remoteIds);
-  const balances = await balancesOf(trx, shopId, remoteIds, now);
-  for (const [remoteId, balance] of balances) Object.assign(states.get(remoteId)!, balance);
-
+  // Customers who lose points or credits have their open lots read, to consume them; their
+  // balances are those lots' sums. The database sums the balances of everyone else.
   const deducting = new Set<CustomerState>();
   drafts.forEach((d, i) => {
     if (d && (d.points < 0 || d.credits < 0) && customerOf[i]) deducting.add(customerOf[i]!);
   });
   for (const state of deducting) state.queues = { points: new LotQueue(), credits: new LotQueue() };
   for (const lot of await openLots(trx, shopId, [...deducting].map((s) => s.remoteId), now)) {
-    states.get(lot.customerRemoteId)!.queues![lot.kind].add({
+    const state = states.get(lot.customerRemoteId)!;
+    state[lot.kind] += lot.remaining;
+    state.queues![lot.kind].add({
       id: lot.id, fresh: false, seq: lot.id, amount: 0, remaining: lot.remaining, expiresAt: lot.expiresAt, eventIndex: -1,
     });
   }
+  const balances = await balancesOf(trx, shopId, remoteIds.filter((id) => states.get(id)!.queues === null), now);
+  for (const [remoteId, balance] of balances) Object.assign(states.get(remoteId)!, balance);
 
   // Play the batch in order; failed events change nothing, so later ones are judged as if
   // they were absent and every failure is reported at once.
