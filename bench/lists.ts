@@ -16,7 +16,7 @@ const CUSTOMERS = 1_000_000;
 const SECONDS = 10;
 const WARMUP_SECONDS = 3;
 const CONNECTIONS = 10;
-const CEILING = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib', 'ceiling.js');
+const LIB = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib');
 
 function writeCustomers(file: string): void {
   const fd = fs.openSync(file, 'w');
@@ -35,11 +35,10 @@ function cli(databaseUrl: string, args: string[]): string {
   return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', maxBuffer: 1 << 26 });
 }
 
-async function startCeiling(body: string): Promise<{ url: string; pid: number; stop(): void }> {
-  const file = path.join(os.tmpdir(), `ceiling-${process.pid}.json`);
-  fs.writeFileSync(file, body);
+/** A reference server of bench/lib (`script`), in a process of its own. */
+async function startReference(script: string, args: string[]): Promise<{ url: string; pid: number; stop(): void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [CEILING, String(port), file], { stdio: 'inherit' });
+  const child = spawn(process.execPath, [path.join(LIB, script), String(port), ...args], { stdio: 'inherit' });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
@@ -88,7 +87,10 @@ export const lists: Benchmark = {
       try {
         const sample = await fetch(`${server.url}${list}?pagination[since_id]=500000&pagination[limit]=25`, { headers: { authorization: `Bearer ${token}` } });
         const body = await sample.text();
-        const ceiling = await startCeiling(body);
+        const bodyFile = path.join(dir, 'ceiling.json');
+        fs.writeFileSync(bodyFile, body);
+        const ceiling = await startReference('ceiling.js', [bodyFile]);
+        const rawPage = await startReference('raw-page.js', [databaseUrl.slice('sqlite:'.length), String(shopId)]);
         process.stdout.write(
           `\n${CONNECTIONS} connections, ${SECONDS} s each after ${WARMUP_SECONDS} s of warm-up; page of 25 customers = ${body.length} bytes; load average ${load()}\n`,
         );
@@ -102,6 +104,12 @@ export const lists: Benchmark = {
           const api = (pathExpr: string) => measure(server.url, server.child.pid!, token, pathExpr);
           const c25 = await api(since(25));
           process.stdout.write(`${line('cursor, limit 25, random depth', c25, `   ratio ${(c25.rps / bare.rps).toFixed(2)} (target ≥ 0.40, p99 < 15 ms)`)}\n`);
+          // What bounds that ratio: the API's own cost per request (an empty page: token,
+          // rate limit, metrics, one query) and the cost of one raw SQLite read of the page.
+          const empty = await api(`"/merchant_api/v1/vip_tiers?pagination[limit]=25"`);
+          process.stdout.write(`${line('  reference: empty page through the API', empty, `   ratio ${(empty.rps / bare.rps).toFixed(2)}`)}\n`);
+          const raw = await measure(rawPage.url, rawPage.pid, null, since(25));
+          process.stdout.write(`${line('  reference: bare Fastify + 1 raw read', raw, `   ratio ${(raw.rps / bare.rps).toFixed(2)}`)}\n`);
           const c250 = await api(since(250));
           process.stdout.write(`${line('cursor, limit 250, random depth', c250)}\n`);
           const oRandom = await api(`"${list}?pagination[page]=" .. math.random(1, 500) .. "&pagination[per_page]=250"`);
@@ -112,6 +120,7 @@ export const lists: Benchmark = {
           process.stdout.write(`${line('offset, page 500 × 250, updated_at desc', sorted, '   (target p99 < 100 ms)')}\n`);
         } finally {
           ceiling.stop();
+          rawPage.stop();
         }
         process.stdout.write(`\nserver peak RSS ${mb(server.peakRss())}; load average ${load()}\n`);
       } finally {
