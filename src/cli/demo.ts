@@ -10,6 +10,7 @@ import { orders } from '../records/resources/orders.js';
 import { rewards } from '../records/resources/rewards.js';
 import { vipTiers } from '../records/resources/vip-tiers.js';
 import { createToken, getShop, revokeToken } from '../shops/repository.js';
+import { announceUpsert } from '../webhooks/record-events.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 
 // `loyalty demo`: a shop full of plausible data to try the API on. Records go in through the
@@ -92,7 +93,10 @@ export function registerDemoCommand(program: Command): void {
         const newSales = sales.filter((s) => !existing.has(Number(s.customer_remote_id)));
 
         const added = await transaction(db, async (trx) => {
+          // As an import would: the shop's customer.created webhooks hear of the new customers.
+          const announce = await announceUpsert(trx, shopId, customers, newPeople.map((p) => Number(p.remote_id)), now);
           await upsertRecords(trx, shopId, customers, newPeople, now);
+          await announce();
           await upsertRecords(trx, shopId, orders, newSales, now);
           const names = new Set((await selectRecords(trx, shopId, rewards).where('name', 'in', REWARDS.map((r) => r.name)).execute()).map((row) => row.name));
           const newRewards = REWARDS.filter((r) => !names.has(r.name)).map((r) => columnsOf(rewards, r, 'create', now));

@@ -150,6 +150,30 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expectConsistent(await snapshot(own));
   });
 
+  it('announces the customers it creates to the shop\'s customer.created webhooks, as an import would', async () => {
+    const own = await t.createShop('Listens');
+    const hook = await t.app.inject({
+      method: 'POST',
+      url: `${API}/webhooks`,
+      headers: { authorization: `Bearer ${own.token}` },
+      payload: { topic: 'customer.created', url: 'https://hooks.example.com/loyalty' },
+    });
+    expect(hook.statusCode).toBe(201);
+    await demo(own, 3);
+    const deliveries = await t.all(own.token, `webhooks/${hook.json().data.id}/deliveries`);
+    const customers = await t.all(own.token, 'customers');
+    expect(deliveries.map((d) => [d.topic, d.status])).toEqual(customers.map(() => ['customer.created', 'pending']));
+    // What each delivery carries is the customer as the API showed it when it was created.
+    expect(deliveries.map((d) => d.payload.data.remote_id).sort()).toEqual([1, 2, 3]);
+    for (const d of deliveries) {
+      const customer = customers.find((c) => c.remote_id === d.payload.data.remote_id);
+      expect(d.payload.data).toEqual({ ...customer, points_balance: 0 });
+    }
+    // A second run creates nobody, so it announces nothing.
+    await demo(own, 3);
+    expect(await t.all(own.token, `webhooks/${hook.json().data.id}/deliveries`)).toHaveLength(3);
+  });
+
   it('refuses bad arguments with a clear message, a non-zero exit and nothing written', async () => {
     const count = async () => Number((await sql<{ n: number }>`select count(*) as n from customers`.execute(t.database.db)).rows[0]!.n);
     const before = await count();
