@@ -5,6 +5,9 @@ import { FORMATS, formatOf, importRecords, readFile, type Format } from '../reco
 import { getShop } from '../shops/repository.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 
+/** Some rows were rejected and the others imported: neither success (0) nor failure (1, 2). */
+const EXIT_ROWS_REJECTED = 3;
+
 const importable = RESOURCES.filter((r) => r.write === 'upsert').map((r) => r.table);
 
 /** A one-line progress bar (only on a terminal), redrawn at most 10 times a second. */
@@ -42,7 +45,8 @@ export function registerImportCommand(program: Command): void {
     .description(
       `Upsert records by remote_id from an NDJSON (.ndjson, .jsonl) or CSV (.csv) file; re-running it is harmless. Resources: ${importable.join(', ')}.\n` +
       'Each row is validated as a PUT body is. Bad rows are listed by line number (the file\'s: a CSV header is line 1) and skipped; ' +
-      'the others are imported. Exit status: 0 when every row was imported, 1 when some were rejected; any other error prints one line and exits non-zero.',
+      `the others are imported. Exit status: 0 when every row was imported, ${EXIT_ROWS_REJECTED} when some were rejected (the others were imported), ` +
+        '2 for a bad argument, 1 for any other failure (rows already written stay; re-running is harmless).',
     )
     .argument('<resource>', importable.join(' | '))
     .argument('<file>', 'NDJSON (one JSON object per line) or CSV with a header line; remote_id is required')
@@ -57,11 +61,11 @@ export function registerImportCommand(program: Command): void {
       if (format === undefined) throw new CliError(`unsupported file format: ${file} (name it .ndjson, .jsonl or .csv, or pass --format ${FORMATS.join('|')})`);
       if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new CliError(`no such file: ${file}`);
       const shopId = parseId(options.shop, '--shop');
-      await withDatabase(async (database) => {
+      await withDatabase(async (database, config) => {
         if ((await getShop(database.db, shopId)) === undefined) throw new CliError(`no shop with id ${shopId}`);
         const bar = progressBar(options.json ? 0 : fs.statSync(file).size);
         const started = Date.now();
-        const result = await importRecords(database.db, shopId, r, readFile(r, file, format, (n) => bar.advance(n)), Date.now());
+        const result = await importRecords(database.db, shopId, r, readFile(r, file, format, (n) => bar.advance(n)), Date.now(), config);
         bar.done();
         const seconds = (Date.now() - started) / 1000;
         output(options.json ?? false, { ...result, seconds }, () => {
@@ -70,7 +74,7 @@ export function registerImportCommand(program: Command): void {
           if (result.rejected.length > 100) lines.push(`  … and ${result.rejected.length - 100} more (use --json for all)`);
           return lines.join('\n');
         });
-        if (result.rejected.length > 0) process.exitCode = 1;
+        if (result.rejected.length > 0) process.exitCode = EXIT_ROWS_REJECTED;
       });
     });
 }

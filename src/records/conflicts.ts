@@ -13,6 +13,11 @@ export interface Candidate {
   values: Row;
 }
 
+/** The detail that reports a unique value another record of the shop holds. */
+function taken(r: Resource, name: string): ErrorDetail {
+  return { param: name, code: `${name}_taken`, message: `Another ${r.singular} of this shop already has this ${name.replace(/_/g, ' ')}` };
+}
+
 /**
  * The errors of each candidate, by index (absent when it has none). Within a batch the first
  * holder of a unique value wins and later ones are rejected, as they would be one by one.
@@ -34,7 +39,7 @@ export async function conflicts(db: DB, shopId: number, r: Resource, candidates:
         const takenHere = holder !== undefined && holder !== id;
         const takenInBatch = seen.has(value) && (batchHolder === null || batchHolder !== id);
         if (takenHere || takenInBatch) {
-          add(i, { param: name, code: `${name}_taken`, message: `Another ${r.singular} of this shop already has this ${name.replace(/_/g, ' ')}` });
+          add(i, taken(r, name));
         } else {
           seen.set(value, id);
         }
@@ -51,4 +56,19 @@ export async function conflicts(db: DB, shopId: number, r: Resource, candidates:
     }
   }
   return errors;
+}
+
+/**
+ * Why a write that passed the precheck then failed on a unique index: another writer took a
+ * value in between. The precheck run again now finds which field(s) clash; only when it finds
+ * nothing (the other record is gone again) is every unique field named. Run it outside the
+ * failed write's transaction: a failed statement aborts a PostgreSQL transaction, and the
+ * other writer's row is visible only once committed.
+ */
+export async function lostRaceErrors(db: DB, shopId: number, r: Resource, candidate: Candidate): Promise<ErrorDetail[]> {
+  const found = (await conflicts(db, shopId, r, [candidate])).get(0);
+  if (found !== undefined) return found;
+  return Object.entries(r.fields)
+    .filter(([, f]) => f.unique)
+    .map(([name]) => taken(r, name));
 }

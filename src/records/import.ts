@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import { parse, type CsvError } from 'csv-parse';
 import { transaction } from '../db/dialect.js';
+import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { parseRemoteId } from '../customers/repository.js';
@@ -149,7 +150,7 @@ async function writeBatch(db: DB, shopId: number, r: Resource, batch: Item[], no
 }
 
 /** Validates and upserts every row; returns how many were imported and which were rejected. */
-export async function importRecords(db: DB, shopId: number, r: Resource, source: AsyncIterable<SourceRow>, now: number, onRows?: (n: number) => void): Promise<ImportResult> {
+export async function importRecords(db: DB, shopId: number, r: Resource, source: AsyncIterable<SourceRow>, now: number, config: Config, onRows?: (n: number) => void): Promise<ImportResult> {
   if (r.write !== 'upsert') throw new Error(`${r.table} are not synced from the platform; only records with a remote_id can be imported`);
   const result: ImportResult = { imported: 0, rejected: [] };
   let batch: Item[] = [];
@@ -161,7 +162,7 @@ export async function importRecords(db: DB, shopId: number, r: Resource, source:
     const { remote_id: rawId, ...body } = row.body;
     // NDJSON is typed JSON, like an API body: remote_id is a number, as it is in responses.
     const id = typeof rawId === 'number' ? parseRemoteId(String(rawId)) : null;
-    const details = validateImported(r, body);
+    const details = validateImported(r, body, config);
     if (id === null) details.unshift({ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' });
     if (details.length > 0) {
       result.rejected.push({ line: row.line, reason: reasonOf(details) });

@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { Type, type TProperties, type TSchema } from 'typebox';
+import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { compileValidator, toErrorDetails } from '../http/validation.js';
@@ -48,8 +49,9 @@ export interface Resource {
   /**
    * Rules across fields, checked on the record as it will be stored (after a PATCH merges).
    * They run when every field in `reads` is valid, so they never judge a value that failed.
+   * `config` is the deployment's, for the rules it changes (WEBHOOK_ALLOW_PRIVATE_URLS).
    */
-  check?: { reads: readonly string[]; rule(record: Row): ErrorDetail[] };
+  check?: { reads: readonly string[]; rule(record: Row, config: Config): ErrorDetail[] };
 }
 
 /** Every resource also sorts by its ID, created_at and updated_at. */
@@ -107,11 +109,12 @@ export function derive(r: Resource): Derived {
     sortable[name] = name;
   }
   for (const name of SYSTEM_SORTS) sortable[name] = name;
+  const record = Type.Object(recordProps, { $id: r.title, title: r.title, ...(r.description ? { description: r.description } : {}) });
   d = {
-    record: Type.Object(recordProps, { $id: r.title, title: r.title, ...(r.description ? { description: r.description } : {}) }),
+    record,
     created: Object.keys(secrets).length
       ? Type.Object({ ...recordProps, ...secrets }, { $id: `${r.title}Created`, title: `${r.title}Created`, description: `The new ${r.singular}, with its secret shown this once` })
-      : Type.Object(recordProps, { $id: r.title, title: r.title }),
+      : record,
     input,
     patch,
     sortable,
@@ -203,15 +206,15 @@ export function checkFields(r: Resource, body: unknown, schemaErrors: readonly E
 }
 
 /** The resource's cross-field rules on the record as it will be stored, when what they read is valid. */
-export function recordErrors(r: Resource, stored: Row, invalid: ReadonlySet<string>): ErrorDetail[] {
+export function recordErrors(r: Resource, stored: Row, invalid: ReadonlySet<string>, config: Config): ErrorDetail[] {
   if (r.check === undefined || r.check.reads.some((name) => invalid.has(name))) return [];
-  return r.check.rule(stored);
+  return r.check.rule(stored, config);
 }
 
 /** The same validation a PUT body gets, for one imported row: every field's errors at once. */
-export function validateImported(r: Resource, body: Row): ErrorDetail[] {
+export function validateImported(r: Resource, body: Row, config: Config): ErrorDetail[] {
   const d = derive(r);
   const checked = checkFields(r, body, d.validateInput(body) ? [] : toErrorDetails(d.validateInput.errors ?? []));
   if (checked.valid === null) return checked.errors;
-  return [...checked.errors, ...recordErrors(r, columnsOf(r, checked.valid, 'replace', 0), checked.invalid)];
+  return [...checked.errors, ...recordErrors(r, columnsOf(r, checked.valid, 'replace', 0), checked.invalid, config)];
 }

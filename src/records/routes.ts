@@ -4,12 +4,13 @@ import { Type } from 'typebox';
 import { parseRemoteId } from '../customers/repository.js';
 import { isUniqueViolation } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
+import type { Config } from '../config.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
-import { conflicts, type Candidate } from './conflicts.js';
+import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
 import { cursorRecords, deleteRecord, findRecord, insertRecord, putRecord, selectRecords, updateRecord } from './repository.js';
 import { checkFields, columnsOf, derive, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
@@ -54,19 +55,34 @@ function refuse(checked: CheckedBody, error: AppError): AppError {
  * Every error of a write at once: the body's fields, the cross-field rules once what they read
  * is valid, and the database's rules (unique values, references) on the valid fields.
  */
-async function checkWrite(db: DB, shopId: number, r: Resource, checked: CheckedBody, stored: Row, candidate: Candidate): Promise<void> {
-  const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid)];
+async function checkWrite(db: DB, config: Config, shopId: number, r: Resource, checked: CheckedBody, stored: Row, candidate: Candidate): Promise<void> {
+  const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid, config)];
   errors.push(...((await conflicts(db, shopId, r, [candidate])).get(0) ?? []));
   if (errors.length > 0) throw validationError(errors);
 }
 
-/** Two writers raced for a unique value: report it as the precheck would have. */
-function raced(r: Resource, error: unknown): never {
-  if (!isUniqueViolation(error)) throw error;
-  const details = Object.entries(r.fields)
-    .filter(([, f]) => f.unique)
-    .map(([name]) => ({ param: name, code: `${name}_taken`, message: `Another ${r.singular} of this shop already has this ${name.replace(/_/g, ' ')}` }));
-  throw validationError(details);
+/** A candidate's write failed on a unique index: another writer took a value after the precheck. */
+class LostRace extends Error {
+  constructor(
+    readonly candidate: Candidate,
+    cause: unknown,
+  ) {
+    super('a concurrent write took a unique value', { cause });
+  }
+}
+
+/** For the write's catch: a unique violation becomes a LostRace, reported once the transaction is over. */
+const losing = (candidate: Candidate) => (error: unknown): never => {
+  throw isUniqueViolation(error) ? new LostRace(candidate, error) : error;
+};
+
+/**
+ * For the catch of the whole write, after its transaction rolled back: two writers raced for a
+ * unique value and this one lost. Reports the fields that clash, as the precheck would have.
+ */
+async function raced(db: DB, shopId: number, r: Resource, error: unknown): Promise<never> {
+  if (!(error instanceof LostRace)) throw error;
+  throw validationError(await lostRaceErrors(db, shopId, r, error.candidate));
 }
 
 function generateSecrets(r: Resource): Row {
@@ -161,13 +177,14 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             const now = app.clock();
             const shopId = request.shop.id;
             const values = valuesOf(r, checked, 'replace', now);
-            await checkWrite(trx, shopId, r, checked, values, { id: remoteId, values });
-            const { created } = await putRecord(trx, shopId, r, remoteId, values, now).catch((e) => raced(r, e));
+            const candidate = { id: remoteId, values };
+            await checkWrite(trx, app.config, shopId, r, checked, values, candidate);
+            const { created } = await putRecord(trx, shopId, r, remoteId, values, now).catch(losing(candidate));
             const row = (await findRecord(trx, shopId, r, remoteId))!;
             const [data] = await json(trx, shopId, [row]);
             await enqueueRecordEvents(trx, shopId, r, [{ created, record: data! }], now);
             return { status: created ? 201 : 200, body: { data } };
-          });
+          }).catch((e) => raced(app.db, request.shop.id, r, e));
         },
       );
     }
@@ -190,13 +207,14 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             const now = app.clock();
             const shopId = request.shop.id;
             const values = valuesOf(r, checked, 'create', now);
-            await checkWrite(trx, shopId, r, checked, values, { id: null, values });
-            const row = await insertRecord(trx, shopId, r, { ...values, ...generateSecrets(r) }, now).catch((e) => raced(r, e));
+            const candidate = { id: null, values };
+            await checkWrite(trx, app.config, shopId, r, checked, values, candidate);
+            const row = await insertRecord(trx, shopId, r, { ...values, ...generateSecrets(r) }, now).catch(losing(candidate));
             const [data] = await json(trx, shopId, [row]);
             await enqueueRecordEvents(trx, shopId, r, [{ created: true, record: data! }], now);
             // The one response that shows secrets.
             return { status: 201, body: { data: { ...data, ...pickSecrets(r, row) } } };
-          });
+          }).catch((e) => raced(app.db, request.shop.id, r, e));
         },
       );
     }
@@ -225,12 +243,13 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             const existing = id === null ? undefined : await findRecord(trx, shopId, r, id);
             if (existing === undefined) throw refuse(checked, notFound(r.singular, text));
             const values = valuesOf(r, checked, 'patch', now);
-            await checkWrite(trx, shopId, r, checked, { ...existing, ...values }, { id, values });
-            const row = await updateRecord(trx, shopId, r, id!, values, now).catch((e) => raced(r, e));
+            const candidate = { id, values };
+            await checkWrite(trx, app.config, shopId, r, checked, { ...existing, ...values }, candidate);
+            const row = await updateRecord(trx, shopId, r, id!, values, now).catch(losing(candidate));
             const [data] = await json(trx, shopId, [row!]);
             await enqueueRecordEvents(trx, shopId, r, [{ created: false, previous: existing, record: data! }], now);
             return { status: 200, body: { data } };
-          });
+          }).catch((e) => raced(app.db, request.shop.id, r, e));
         },
       );
 

@@ -94,6 +94,19 @@ export function ipLiteralOf(hostname: string): string | null {
 }
 
 /**
+ * Why a URL's hostname is not public when that shows without DNS: an IP literal (any form the
+ * URL parser reads as one: `2130706433` is 127.0.0.1) outside the public ranges, or `localhost`
+ * and its subdomains, which always mean loopback (RFC 6761). Null for any other name: what a
+ * name resolves to can change, so names are guarded at each delivery.
+ */
+export function literalHostKind(hostname: string): AddressKind | null {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return 'loopback';
+  const literal = ipLiteralOf(hostname);
+  return literal === null ? null : nonPublicKind(literal);
+}
+
+/**
  * A `lookup` for net.connect / tls.connect that resolves as dns.lookup does and refuses the
  * name when any of its addresses is not public; the socket connects to the addresses checked
  * here, never to those of another lookup. (Sockets skip `lookup` for IP literals: check those

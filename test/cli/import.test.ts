@@ -175,7 +175,7 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
     ];
     const file = t.write('bad.ndjson', ndjson(...lines));
     const { code, summary } = await loadJson(shop, 'customers', file);
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(summary.imported).toBe(2);
     expect(summary.rejected.map((r) => r.line)).toEqual([2, 3, 5, 6, 7, 8, 9, 10, 11, 13]);
     const reason = (line: number) => summary.rejected.find((r) => r.line === line)!.reason;
@@ -195,7 +195,7 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
 
     // For people: one line per rejected row, naming its line; re-running gives the same answer.
     const human = await load(shop, 'customers', file);
-    expect(human.code).toBe(1);
+    expect(human.code).toBe(3);
     const out = human.stdout.split('\n');
     expect(out[0]).toMatch(/^Imported 2 customers, rejected 10 rows/);
     expect(out).toContain('  line 3: a line must hold one JSON object');
@@ -217,7 +217,7 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       ),
     );
     const { code, summary } = await loadJson(shop, 'customers', file);
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(summary.imported).toBe(4);
     expect(summary.rejected).toEqual([{ line: 5, reason: expect.stringMatching(/^email: Another customer/) }]);
     expect((await t.get(shop.token, 'customers/31')).body.data.first_name).toBe('New');
@@ -244,7 +244,7 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       /* 14 */ '29,t29@example.com,12.5,B',
     ].join('\n');
     const { code, summary } = await loadJson(shop, 'customers', t.write('lines.csv', csv));
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(summary.rejected.map((r) => r.line)).toEqual([4, 6, 7, 8, 10, 12]);
     const reason = (line: number) => summary.rejected.find((r) => r.line === line)!.reason;
     expect(reason(4)).toMatch(/^email: /);
@@ -326,7 +326,7 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       else lines.push(JSON.stringify({ remote_id: line, email: `c${line}@example.com`, first_name: `First ${line}`, last_name: 'Bulk' }));
     }
     const { code, summary } = await loadJson(shop, 'customers', t.write('large.ndjson', `${lines.join('\n')}\n`));
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(summary.imported).toBe(total - 1);
     expect(summary.rejected).toEqual([{ line: 20_300, reason: expect.stringMatching(/^email: /) }]);
     const all = await t.all(shop.token, 'customers');

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../src/config.js';
 import type { DB } from '../../src/db/tables.js';
 import { insertRecords, upsertRecords } from '../../src/records/repository.js';
 import { columnsOf, validateImported, type Resource, type Row } from '../../src/records/resource.js';
@@ -58,7 +59,7 @@ export async function seed(db: DB, shopId: number, r: Resource, n: number, now: 
   const rows: Row[] = [];
   for (let i = 0; i < n; i++) {
     const body = sample(r, i);
-    const errors = validateImported(r, body);
+    const errors = validateImported(r, body, loadConfig({}));
     if (errors.length > 0) throw new Error(`sample ${i} of ${r.table} is invalid: ${JSON.stringify(errors)}`);
     const columns = columnsOf(r, body, 'create', now);
     for (const [name, field] of Object.entries(r.fields)) if (field.kind === 'secret') columns[name] = `whsec_${randomBytes(8).toString('hex')}`;

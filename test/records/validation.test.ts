@@ -84,7 +84,7 @@ describe(`records: every failing field at once (${TEST_DIALECT})`, () => {
   });
 
   it('gives an imported row every failing field, as a PUT would', () => {
-    const details = validateImported(orders, { ...ORDER, total: 59.999, currency: 'eur' });
+    const details = validateImported(orders, { ...ORDER, total: 59.999, currency: 'eur' }, t.config);
     expect(details.map((d) => [d.param, d.code]).sort()).toEqual([
       ['currency', 'invalid_format'],
       ['total', 'invalid_amount'],

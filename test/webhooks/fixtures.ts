@@ -39,6 +39,15 @@ export async function createWebhook(t: TestContext, topic: string, url = 'https:
   return { id: res.json().data.id, secret: res.json().data.secret };
 }
 
+/**
+ * Points a stored webhook at `url` without the API's rules: a webhook written before its url was
+ * judged, or while WEBHOOK_ALLOW_PRIVATE_URLS was on. Deliveries must still guard it.
+ */
+export async function storeWebhookUrl(t: TestContext, id: number, url: string): Promise<void> {
+  const result = await t.database.db.updateTable('webhooks').set({ url }).where('id', '=', id).executeTakeFirst();
+  expect(Number(result.numUpdatedRows)).toBe(1);
+}
+
 export interface StoredDelivery {
   id: number;
   webhook_id: number;

@@ -100,7 +100,7 @@ describe(`webhook outbox (${TEST_DIALECT})`, () => {
     ]);
 
     const file = ['{"remote_id": 7, "email": "ada@example.com", "last_name": "Lovelace"}', '{"remote_id": 8, "email": "grace@example.com"}', '{"remote_id": 9, "email": "bad"}'].join('\n');
-    const result = await importRecords(t.database.db, s.shop.id, customers, readNdjson(Readable.from([file])), t.clock.now);
+    const result = await importRecords(t.database.db, s.shop.id, customers, readNdjson(Readable.from([file])), t.clock.now, t.config);
     expect(result.imported).toBe(2);
     rows = (await storedDeliveries(t, s.shop.id)).slice(2);
     expect(rows.map((r) => [r.topic, r.body.data.remote_id, r.body.data.last_name ?? null])).toEqual([

@@ -1,5 +1,6 @@
 import { oneOf, secret, text } from '../fields.js';
 import type { Resource } from '../resource.js';
+import { publicUrlErrors } from '../../webhooks/public-url.js';
 
 // Every topic is delivered (webhooks/): points events written by the API or by the expiry
 // sweep, customers created or updated (PUT, import), referrals that become completed.
@@ -25,7 +26,18 @@ export const webhooks: Resource = {
     '5 minutes from now. The scheme is Stripe\'s, so its verification code works with this header name.',
   fields: {
     topic: oneOf('The event that triggers a delivery', WEBHOOK_TOPICS, { required: true, sortable: true }),
-    url: text('Where deliveries are POSTed (http or https)', 'https://example.com/hooks/loyalty', 2048, { required: true, format: 'uri', pattern: '^https?://' }),
+    url: text(
+      'Where deliveries are POSTed (http or https), on a public host: a private, loopback, link-local or reserved IP address, or ' +
+        '`localhost`, is refused (`url_not_public`) unless the deployment allows private URLs; a name is checked at every delivery, after DNS.',
+      'https://example.com/hooks/loyalty',
+      2048,
+      { required: true, format: 'uri', pattern: '^https?://' },
+    ),
     secret: secret('Signs deliveries. Shown only in the response that creates the webhook; store it then', 'whsec_'),
+  },
+  check: {
+    reads: ['url'],
+    // A url that could never be delivered to is refused when written, not only at delivery.
+    rule: (record, config) => (config.webhooks.allowPrivateUrls ? [] : publicUrlErrors(record.url as string)),
   },
 };
