@@ -29,7 +29,7 @@ export interface Config {
     readonly batchSize: number;
     /** Delivered and failed deliveries are kept this long. */
     readonly retentionDays: number;
-    /** Deliveries may go to private, loopback and other non-public addresses (never in a multi-merchant deployment). */
+    /** Webhook URLs may name, and deliveries go to, private, loopback and other non-public addresses (never in a multi-merchant deployment). */
     readonly allowPrivateUrls: boolean;
   };
   readonly shutdownTimeoutMs: number;
