@@ -209,15 +209,38 @@ export async function paginate<Row, Item>(
   const cap = MAX_PAGE * perPage;
 
   // A deferred join: the page's keys come from a narrow index (OFFSET skips index entries, not
-  // whole rows), then only the page's rows are read, by key.
-  let keyQuery = query.clearSelect().select(sql.ref(spec.idColumn).as('page_id'));
-  if (!byId) keyQuery = keyQuery.select(sql.ref(sortColumn).as('page_sort')).orderBy(sql.ref(sortColumn), direction);
-  const keys = (await keyQuery
-    .orderBy(sql.ref(spec.idColumn), direction)
-    .limit(perPage)
-    .offset(offset)
-    .execute()) as unknown as { page_id: number; page_sort?: unknown }[];
-  const rows = keys.length === 0 ? [] : await rowsByKey(query, spec, keys.map((k) => Number(k.page_id)), idKey);
+  // whole rows), then only the page's rows are read. Sorted by ID, the page is the run of IDs
+  // that starts at the offset: only its first ID is looked up, and the run is read in order.
+  let keys: { page_id: number; page_sort?: unknown }[];
+  let rows: Row[];
+  if (byId) {
+    const [first] = (await query
+      .clearSelect()
+      .select(sql.ref(spec.idColumn).as('page_id'))
+      .orderBy(sql.ref(spec.idColumn), direction)
+      .limit(1)
+      .offset(offset)
+      .execute()) as unknown as { page_id: number }[];
+    rows =
+      first === undefined
+        ? []
+        : await query
+            .where(sql.ref(spec.idColumn), direction === 'asc' ? '>=' : '<=', first.page_id)
+            .orderBy(sql.ref(spec.idColumn), direction)
+            .limit(perPage)
+            .execute();
+    keys = rows.map((row) => ({ page_id: Number(row[idKey]) }));
+  } else {
+    keys = (await query
+      .clearSelect()
+      .select([sql.ref(spec.idColumn).as('page_id'), sql.ref(sortColumn).as('page_sort')])
+      .orderBy(sql.ref(sortColumn), direction)
+      .orderBy(sql.ref(spec.idColumn), direction)
+      .limit(perPage)
+      .offset(offset)
+      .execute()) as unknown as { page_id: number; page_sort: unknown }[];
+    rows = keys.length === 0 ? [] : await rowsByKey(query, spec, keys.map((k) => Number(k.page_id)), idKey);
+  }
 
   // `last` needs the total, counted only as far as page 500 reaches. A full page counts only
   // what follows its last row; a partial page is the last one; an empty page past the end
