@@ -35,11 +35,14 @@ export async function findCustomer(db: DB, shopId: number, identifier: string): 
   return query.executeTakeFirst();
 }
 
+/** What a points event needs of its customer (a batch names up to 1000: no more is read). */
+export type CustomerKey = Pick<CustomerRow, 'remote_id' | 'email'>;
+
 /**
  * Resolves many identifiers in two queries (one for remote ids, one for e-mails).
  * The map is keyed by the identifier as given.
  */
-export async function findCustomers(db: DB, shopId: number, identifiers: readonly string[]): Promise<Map<string, CustomerRow>> {
+export async function findCustomers(db: DB, shopId: number, identifiers: readonly string[]): Promise<Map<string, CustomerKey>> {
   const byRemoteId = new Map<number, string[]>();
   const byEmail = new Map<string, string[]>();
   for (const identifier of new Set(identifiers)) {
@@ -48,16 +51,17 @@ export async function findCustomers(db: DB, shopId: number, identifiers: readonl
     if ('email' in parsed) byEmail.set(parsed.email, [...(byEmail.get(parsed.email) ?? []), identifier]);
     else byRemoteId.set(parsed.remoteId, [...(byRemoteId.get(parsed.remoteId) ?? []), identifier]);
   }
-  const found = new Map<string, CustomerRow>();
+  const found = new Map<string, CustomerKey>();
+  const columns = ['remote_id', 'email'] as const;
   const CHUNK = 500;
   const remoteIds = [...byRemoteId.keys()];
   for (let i = 0; i < remoteIds.length; i += CHUNK) {
-    const rows = await db.selectFrom('customers').selectAll().where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + CHUNK)).execute();
+    const rows = await db.selectFrom('customers').select(columns).where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + CHUNK)).execute();
     for (const row of rows) for (const identifier of byRemoteId.get(Number(row.remote_id)) ?? []) found.set(identifier, row);
   }
   const emails = [...byEmail.keys()];
   for (let i = 0; i < emails.length; i += CHUNK) {
-    const rows = await db.selectFrom('customers').selectAll().where('shop_id', '=', shopId).where(sql`lower(email)`, 'in', emails.slice(i, i + CHUNK)).execute();
+    const rows = await db.selectFrom('customers').select(columns).where('shop_id', '=', shopId).where(sql`lower(email)`, 'in', emails.slice(i, i + CHUNK)).execute();
     for (const row of rows) for (const identifier of byEmail.get(row.email!.toLowerCase()) ?? []) found.set(identifier, row);
   }
   return found;
