@@ -40,6 +40,9 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     return seeded;
   };
 
+  const post = (target: CliShop, path: string, payload: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: `${API}/${path}`, headers: { authorization: `Bearer ${target.token}` }, payload });
+
   const snapshot = async (target: CliShop): Promise<Snapshot> => ({
     customers: await t.all(target.token, 'customers'),
     orders: await t.all(target.token, 'orders'),
@@ -132,12 +135,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
 
   it('leaves a shop\'s own tiers alone and adds only the ones that fit', async () => {
     const own = await t.createShop('Has tiers');
-    const res = await t.app.inject({
-      method: 'POST',
-      url: `${API}/vip_tiers`,
-      headers: { authorization: `Bearer ${own.token}` },
-      payload: { name: 'Platinum', points_threshold: 1000 },
-    });
+    const res = await post(own, 'vip_tiers', { name: 'Platinum', points_threshold: 1000 });
     expect(res.statusCode).toBe(201);
     const seeded = await demo(own, 5);
     expect(seeded).toMatchObject({ customers: 5, vip_tiers: 2 });
@@ -152,12 +150,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
 
   it('announces the customers it creates to the shop\'s customer.created webhooks, as an import would', async () => {
     const own = await t.createShop('Listens');
-    const hook = await t.app.inject({
-      method: 'POST',
-      url: `${API}/webhooks`,
-      headers: { authorization: `Bearer ${own.token}` },
-      payload: { topic: 'customer.created', url: 'https://hooks.example.com/loyalty' },
-    });
+    const hook = await post(own, 'webhooks', { topic: 'customer.created', url: 'https://hooks.example.com/loyalty' });
     expect(hook.statusCode).toBe(201);
     await demo(own, 3);
     const deliveries = await t.all(own.token, `webhooks/${hook.json().data.id}/deliveries`);
