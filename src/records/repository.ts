@@ -2,29 +2,16 @@ import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { allocateIds, insertRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, Tables } from '../db/tables.js';
-import type { Resource, Row } from './resource.js';
+import { shownColumns, type Resource, type Row } from './resource.js';
 
 // The SQL of every record resource. Tables come from descriptions, so the builder is untyped
 // here; every function takes the shop and filters on it.
 
 const any = (db: DB) => db as unknown as Kysely<any>;
 
-// What a record shows: its ID, fields without secrets, and times. Lists read only these (every
-// value read costs a conversion into JS, and a page has hundreds).
-const shownColumns = new WeakMap<Resource, string[]>();
-
-function columnsShown(r: Resource): string[] {
-  let columns = shownColumns.get(r);
-  if (columns === undefined) {
-    const fields = Object.entries(r.fields).filter(([, f]) => f.kind !== 'secret').map(([name]) => name);
-    shownColumns.set(r, (columns = [r.id, ...fields, 'created_at', 'updated_at']));
-  }
-  return columns;
-}
-
 /** Rows of the shop as shown (no secrets), unordered: the list endpoints page it (http/pagination.ts). */
 export function selectRecords(db: DB, shopId: number, r: Resource): SelectQueryBuilder<any, any, Row> {
-  return any(db).selectFrom(r.table).select(columnsShown(r)).where('shop_id', '=', shopId);
+  return any(db).selectFrom(r.table).select(shownColumns(r)).where('shop_id', '=', shopId);
 }
 
 // A cursor page is the hottest list query: built and compiled once per resource (db/prepared.ts),
@@ -38,7 +25,7 @@ export async function cursorRecords(db: DB, shopId: number, r: Resource, sinceId
     query = prepareQuery<{ shopId: number; sinceId: number; limit: number }, Row>((kdb, p) =>
       kdb
         .selectFrom(r.table)
-        .select(columnsShown(r))
+        .select(shownColumns(r))
         .where('shop_id', '=', p.value('shopId'))
         .where(r.id, '>', p.value('sinceId'))
         .orderBy(r.id, 'asc')

@@ -125,12 +125,27 @@ export function derive(r: Resource): Derived {
 }
 
 // Field lists per resource, made once: recordJson runs for every row of every page.
-const shownFields = new WeakMap<Resource, { shown: [string, Field][]; all: [string, Field][] }>();
+interface FieldLists {
+  shown: [string, Field][];
+  all: [string, Field][];
+  /** The columns recordJson reads for a shown record: its ID, shown fields and times. */
+  shownColumns: string[];
+}
+const fieldListsOf = new WeakMap<Resource, FieldLists>();
 
-function fieldLists(r: Resource) {
-  let lists = shownFields.get(r);
-  if (lists === undefined) shownFields.set(r, (lists = { shown: entries(r).filter(([, f]) => f.kind !== 'secret'), all: entries(r) }));
+function fieldLists(r: Resource): FieldLists {
+  let lists = fieldListsOf.get(r);
+  if (lists === undefined) {
+    const shown = entries(r).filter(([, f]) => f.kind !== 'secret');
+    lists = { shown, all: entries(r), shownColumns: [r.id, ...shown.map(([name]) => name), 'created_at', 'updated_at'] };
+    fieldListsOf.set(r, lists);
+  }
   return lists;
+}
+
+/** What a query must select for recordJson without secrets (every value read costs a conversion into JS). */
+export function shownColumns(r: Resource): readonly string[] {
+  return fieldLists(r).shownColumns;
 }
 
 /** The record as stored → as shown (without computed fields); secrets only when asked. */
@@ -163,8 +178,7 @@ export async function recordsJson(db: DB, shopId: number, r: Resource, rows: Row
  */
 export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | 'patch', now: number): Row {
   const out: Row = {};
-  for (const [name, field] of fieldLists(r).all) {
-    if (field.kind === 'secret') continue;
+  for (const [name, field] of fieldLists(r).shown) {
     if (name in body) out[name] = toColumn(field, body[name]);
     else if (mode === 'create' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
     else if (mode !== 'patch') out[name] = null;

@@ -51,17 +51,7 @@ function refuse(checked: CheckedBody, error: AppError): AppError {
   return checked.errors.length > 0 ? validationError(checked.errors) : error;
 }
 
-/**
- * Every error of a write at once: the body's fields, the cross-field rules once what they read
- * is valid, and the database's rules (unique values, references) on the valid fields.
- */
-async function checkWrite(db: DB, config: Config, shopId: number, r: Resource, checked: CheckedBody, stored: Row, candidate: Candidate): Promise<void> {
-  const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid, config)];
-  errors.push(...((await conflicts(db, shopId, r, [candidate])).get(0) ?? []));
-  if (errors.length > 0) throw validationError(errors);
-}
-
-/** A candidate's write failed on a unique index: another writer took a value after the precheck. */
+/** A candidate's write failed on a unique index: another writer took a value after the check. */
 class LostRace extends Error {
   constructor(
     readonly candidate: Candidate,
@@ -71,10 +61,29 @@ class LostRace extends Error {
   }
 }
 
-/** For the write's catch: a unique violation becomes a LostRace, reported once the transaction is over. */
-const losing = (candidate: Candidate) => (error: unknown): never => {
-  throw isUniqueViolation(error) ? new LostRace(candidate, error) : error;
-};
+/**
+ * Checks a write, then makes it. Every error is reported at once: the body's fields, the
+ * cross-field rules once what they read is valid, and the database's rules (unique values,
+ * references) on the valid fields. A unique index that fails the write all the same becomes a
+ * LostRace, which `raced` reports once the transaction is over.
+ */
+async function checkedWrite<T>(
+  trx: DB,
+  config: Config,
+  shopId: number,
+  r: Resource,
+  checked: CheckedBody,
+  stored: Row,
+  candidate: Candidate,
+  write: () => Promise<T>,
+): Promise<T> {
+  const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid, config)];
+  errors.push(...((await conflicts(trx, shopId, r, [candidate])).get(0) ?? []));
+  if (errors.length > 0) throw validationError(errors);
+  return write().catch((error: unknown) => {
+    throw isUniqueViolation(error) ? new LostRace(candidate, error) : error;
+  });
+}
 
 /**
  * For the catch of the whole write, after its transaction rolled back: two writers raced for a
@@ -177,9 +186,8 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             const now = app.clock();
             const shopId = request.shop.id;
             const values = valuesOf(r, checked, 'replace', now);
-            const candidate = { id: remoteId, values };
-            await checkWrite(trx, app.config, shopId, r, checked, values, candidate);
-            const { created } = await putRecord(trx, shopId, r, remoteId, values, now).catch(losing(candidate));
+            const write = () => putRecord(trx, shopId, r, remoteId, values, now);
+            const { created } = await checkedWrite(trx, app.config, shopId, r, checked, values, { id: remoteId, values }, write);
             const row = (await findRecord(trx, shopId, r, remoteId))!;
             const [data] = await json(trx, shopId, [row]);
             await enqueueRecordEvents(trx, shopId, r, [{ created, record: data! }], now);
@@ -207,9 +215,8 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             const now = app.clock();
             const shopId = request.shop.id;
             const values = valuesOf(r, checked, 'create', now);
-            const candidate = { id: null, values };
-            await checkWrite(trx, app.config, shopId, r, checked, values, candidate);
-            const row = await insertRecord(trx, shopId, r, { ...values, ...generateSecrets(r) }, now).catch(losing(candidate));
+            const write = () => insertRecord(trx, shopId, r, { ...values, ...generateSecrets(r) }, now);
+            const row = await checkedWrite(trx, app.config, shopId, r, checked, values, { id: null, values }, write);
             const [data] = await json(trx, shopId, [row]);
             await enqueueRecordEvents(trx, shopId, r, [{ created: true, record: data! }], now);
             // The one response that shows secrets.
@@ -243,9 +250,8 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             const existing = id === null ? undefined : await findRecord(trx, shopId, r, id);
             if (existing === undefined) throw refuse(checked, notFound(r.singular, text));
             const values = valuesOf(r, checked, 'patch', now);
-            const candidate = { id, values };
-            await checkWrite(trx, app.config, shopId, r, checked, { ...existing, ...values }, candidate);
-            const row = await updateRecord(trx, shopId, r, id!, values, now).catch(losing(candidate));
+            const write = () => updateRecord(trx, shopId, r, id!, values, now);
+            const row = await checkedWrite(trx, app.config, shopId, r, checked, { ...existing, ...values }, { id, values }, write);
             const [data] = await json(trx, shopId, [row!]);
             await enqueueRecordEvents(trx, shopId, r, [{ created: false, previous: existing, record: data! }], now);
             return { status: 200, body: { data } };
