@@ -5,6 +5,7 @@ import { registerDemoCommand } from './cli/demo.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerServeCommands } from './cli/serve.js';
 import { registerShopCommands } from './cli/shops.js';
+import { registerVerifyCommand } from './cli/verify.js';
 import { ConfigError } from './config.js';
 
 const program = new Command()
@@ -17,6 +18,7 @@ registerServeCommands(program);
 registerShopCommands(program);
 registerImportCommand(program);
 registerDemoCommand(program);
+registerVerifyCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
 
-export type CustomerRow = CustomersTable;
+export type CustomerRow = Selectable<CustomersTable>;
 
 /** The largest remote id accepted: ids stay exact as JSON numbers. */
 export const MAX_REMOTE_ID = Number.MAX_SAFE_INTEGER;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, PostgresAdapter, sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { DB, Tables } from './tables.js';
 
 // Everything that is written differently for SQLite and PostgreSQL above the driver.
@@ -73,27 +73,6 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-/**
- * Locks customers' rows until the transaction ends, so that ledger writes touching the same
- * customers run one after another. PostgreSQL: SELECT ... FOR UPDATE, in ascending remote_id
- * so that two writers always lock in the same order and never deadlock. SQLite: write
- * transactions are already serialised (one connection, BEGIN IMMEDIATE).
- */
-export async function lockCustomers(trx: DB, shopId: number, remoteIds: readonly number[]): Promise<void> {
-  if (!isPostgres(trx) || remoteIds.length === 0) return;
-  const sorted = [...new Set(remoteIds)].sort((a, b) => a - b);
-  for (let i = 0; i < sorted.length; i += 1000) {
-    await trx
-      .selectFrom('customers')
-      .select('remote_id')
-      .where('shop_id', '=', shopId)
-      .where('remote_id', 'in', sorted.slice(i, i + 1000))
-      .orderBy('remote_id')
-      .forUpdate()
-      .execute();
-  }
-}
-
 const MAX_SQLITE_PARAMETERS = 30_000;
 
 /** What an insert does with a row whose key exists: an upsert. */
@@ -147,4 +126,80 @@ export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows
  */
 export function claimRows<QB extends SelectQueryBuilder<any, any, any>>(trx: DB, query: QB, table: string): QB {
   return isPostgres(trx) ? (query.forUpdate(table as never).skipLocked() as QB) : query;
+}
+
+/**
+ * Locks the rows a query selects until the transaction ends (PostgreSQL: FOR UPDATE). SQLite
+ * write transactions are already serialised.
+ */
+export function lockedRows<QB extends SelectQueryBuilder<any, any, any>>(trx: DB, query: QB): QB {
+  return isPostgres(trx) ? (query.forUpdate() as QB) : query;
+}
+
+/**
+ * Sets columns of many rows found by their key, in one statement per chunk: the ledger's stored
+ * balances after a batch. Every row holds the key columns and the same columns to set.
+ * PostgreSQL: UPDATE … FROM json_populate_recordset; SQLite: UPDATE … FROM a VALUES list.
+ */
+export async function updateRows(trx: DB, table: keyof Tables, key: readonly string[], rows: readonly Record<string, unknown>[]): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]!);
+  const set = columns.filter((c) => !key.includes(c));
+  const quote = (column: string) => `"${column}"`;
+  const assignments = set.map((c) => `${quote(c)} = v.${quote(c)}`).join(', ');
+  const match = key.map((c) => `"${table}".${quote(c)} = v.${quote(c)}`).join(' and ');
+  if (isPostgres(trx)) {
+    for (let i = 0; i < rows.length; i += 5000) {
+      const json = JSON.stringify(rows.slice(i, i + 5000));
+      await sql`update ${sql.table(table)} set ${sql.raw(assignments)} from json_populate_recordset(null::${sql.table(table)}, ${json}::json) v where ${sql.raw(match)}`.execute(trx);
+    }
+    return;
+  }
+  const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
+  for (let start = 0; start < rows.length; start += size) {
+    const end = Math.min(rows.length, start + size);
+    const row = `(${columns.map(() => '?').join(', ')})`;
+    const text = `with v(${columns.map(quote).join(', ')}) as (values ${Array.from({ length: end - start }, () => row).join(', ')}) update "${table}" set ${assignments} from v where ${match}`;
+    const params: unknown[] = [];
+    for (let i = start; i < end; i++) {
+      const values = rows[i]!;
+      for (const column of columns) params.push(values[column]);
+    }
+    await trx.executeQuery(CompiledQuery.raw(text, params));
+  }
+}
+
+/** A column of the keys given to `perKey`, with its PostgreSQL type. */
+export interface KeyColumn {
+  name: string;
+  type: 'bigint' | 'text';
+}
+
+/**
+ * Runs a small query once per key and returns every row with its key's values: the first
+ * lots of each customer, in index order. `build` makes the query from references to the key's
+ * columns. PostgreSQL: one statement, the keys unnested and the query joined LATERAL. SQLite:
+ * one statement per key, with the values inlined as parameters (in-process, its prepared
+ * statement cached: a few µs each).
+ */
+export async function perKey<K extends Record<string, number | string>, R>(
+  trx: DB,
+  columns: readonly KeyColumn[],
+  keys: readonly K[],
+  build: (ref: (column: keyof K & string) => RawBuilder<unknown>) => RawBuilder<R>,
+): Promise<(R & K)[]> {
+  if (keys.length === 0) return [];
+  if (isPostgres(trx)) {
+    const arrays = columns.map((c) => sql`${keys.map((k) => k[c.name])}::${sql.raw(c.type)}[]`);
+    const names = sql.raw(columns.map((c) => `"${c.name}"`).join(', '));
+    const inner = build((column) => sql.ref(`k.${column}`));
+    const { rows } = await sql<R & K>`select k.*, q.* from unnest(${sql.join(arrays)}) as k(${names}) cross join lateral (${inner}) as q`.execute(trx);
+    return rows;
+  }
+  const out: (R & K)[] = [];
+  for (const key of keys) {
+    const { rows } = await build((column) => sql.val(key[column])).execute(trx);
+    for (const row of rows) out.push({ ...row, ...key });
+  }
+  return out;
 }

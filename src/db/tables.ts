@@ -47,6 +47,20 @@ export interface CustomersTable {
   birthday: string | null;
   created_at: number;
   updated_at: number;
+  // Stored balances (docs/ledger.md): changed only by the ledger, in each event's transaction.
+  /** Points in lots not yet written off: the sum of the customer's events. */
+  points_balance: Generated<number>;
+  /** Hundredths of a credit, likewise. */
+  credits_balance: Generated<number>;
+  points_pending: Generated<number>;
+  points_earned_lifetime: Generated<number>;
+  points_spent_lifetime: Generated<number>;
+  /** The earliest expiry among lots that still hold something (possibly already past). */
+  next_expiry_at: number | null;
+  /** What remains in the points lots expiring at next_expiry_at. */
+  next_expiry_points: Generated<number>;
+  /** Hundredths of a credit in the credits lots expiring at next_expiry_at. */
+  next_expiry_credits: Generated<number>;
 }
 
 export interface PointsEventsTable {

@@ -1,73 +1,131 @@
 import { sql } from 'kysely';
-import { prepareQuery } from '../db/prepared.js';
+import { lockedRows, perKey } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
+import { CUSTOMER, expiredSumSql, nextExpiryAmountSql, nextExpirySql, toNextExpiry, type NextExpiry } from './lots-repository.js';
 
-export interface Balance {
+// A customer's balances, stored on the customer row and changed in the transaction of every
+// event (docs/ledger.md). The stored points and credits still hold lots that expired since
+// the last sweep; next_expiry_at says at once whether there are any. Only then are the lots
+// read, and only the expired ones and the next to expire, through the FIFO index.
+
+/** The customer columns the ledger keeps. */
+export const BALANCE_COLUMNS = [
+  'points_balance',
+  'credits_balance',
+  'points_pending',
+  'points_earned_lifetime',
+  'points_spent_lifetime',
+  'next_expiry_at',
+  'next_expiry_points',
+  'next_expiry_credits',
+] as const;
+
+export type StoredColumns = { [K in (typeof BALANCE_COLUMNS)[number]]: K extends 'next_expiry_at' ? number | null : number };
+
+/** A customer's ledger as it stands at one instant. */
+export interface Balances {
+  /** Available now: what unexpired lots hold. */
   points: number;
-  /** Hundredths of a credit. */
+  /** Hundredths of a credit available now. */
   credits: number;
+  /** Earned but not spendable yet. */
+  pending: number;
+  earnedLifetime: number;
+  spentLifetime: number;
+  /** The earliest expiry after now, and what expires then. */
+  nextExpiry: NextExpiry | null;
+  /** As stored: what the lots hold, expired ones not yet written off included. */
+  stored: { points: number; credits: number; nextExpiry: NextExpiry | null };
 }
 
-export const ZERO_BALANCE: Readonly<Balance> = Object.freeze({ points: 0, credits: 0 });
+export const NO_BALANCES: Readonly<Balances> = Object.freeze({
+  points: 0,
+  credits: 0,
+  pending: 0,
+  earnedLifetime: 0,
+  spentLifetime: 0,
+  nextExpiry: null,
+  stored: { points: 0, credits: 0, nextExpiry: null },
+});
 
-// A page of customers asks for 25 to 250 balances per request: the query is compiled once per
-// IN-list size, and sizes are rounded up to a power of two (the list padded with a repeated id)
-// so that a few compiled queries serve every count. A batch of 1000 points events asks for up
-// to 1000 at once: one query, because on PostgreSQL each one may scan the shop's open lots.
-const MAX_IDS_PER_QUERY = 1024;
+/** True when something may have expired since the row was written: its lots must be looked at. */
+export function isStale(row: StoredColumns, now: number): boolean {
+  return row.next_expiry_at !== null && Number(row.next_expiry_at) <= now;
+}
 
-const openLots = prepareQuery<{ shopId: number; ids: number[]; now: number }, { customer_remote_id: number; kind: 'points' | 'credits'; total: number }, number>(
-  (db, p, size) =>
-    db
-      .selectFrom('points_lots')
-      .select(['customer_remote_id', 'kind', (eb) => eb.fn.sum<number>('remaining').as('total')])
-      .where('shop_id', '=', p.value('shopId'))
-      .where('customer_remote_id', 'in', p.list('ids', size))
-      .where('remaining', '>', sql.lit(0))
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', p.value('now'))]))
-      .groupBy(['customer_remote_id', 'kind']),
-);
+/** The balances of a row that is not stale: exactly what is stored. */
+function fromStored(row: StoredColumns): Balances {
+  const nextExpiry = toNextExpiry(row.next_expiry_at, row.next_expiry_points, row.next_expiry_credits);
+  const points = Number(row.points_balance);
+  const credits = Number(row.credits_balance);
+  return {
+    points,
+    credits,
+    pending: Number(row.points_pending),
+    earnedLifetime: Number(row.points_earned_lifetime),
+    spentLifetime: Number(row.points_spent_lifetime),
+    nextExpiry,
+    stored: { points, credits, nextExpiry },
+  };
+}
 
-// One index probe: is any lot open (remaining > 0) for a customer in this range of IDs? It costs
-// a fraction of the sums (SQLite: ~2.5 µs against ~16 µs for 25 ids), which a page of
-// customers without open lots (new customers, a shop that grants no points) then skips.
-const anyOpenLot = prepareQuery<{ shopId: number; from: number; to: number }, { one: number }>((db, p) =>
-  db
-    .selectFrom('points_lots')
-    .select(sql.lit(1).as('one'))
-    .where('shop_id', '=', p.value('shopId'))
-    .where('customer_remote_id', '>=', p.value('from'))
-    .where('customer_remote_id', '<=', p.value('to'))
-    .where('remaining', '>', sql.lit(0))
-    .limit(1),
-);
+type CorrectedRow = StoredColumns & { expired_points: number; expired_credits: number; next_at: number | null; next_points: number; next_credits: number };
 
 /**
- * Available balances: what remains in lots that have not expired at `now`. Exact at every
- * instant, whatever the expiry sweep has or has not done yet.
+ * The customers' columns read again together with what expired since and the next expiry,
+ * in one statement (one snapshot).
  */
-export async function balancesOf(db: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<Map<number, Balance>> {
-  const out = new Map<number, Balance>();
-  if (remoteIds.length === 0) return out;
-  let from = remoteIds[0]!;
-  let to = from;
-  for (const id of remoteIds) {
-    if (id < from) from = id;
-    else if (id > to) to = id;
-  }
-  if ((await anyOpenLot(db, { shopId, from, to })).length === 0) return out;
-  for (let start = 0; start < remoteIds.length; start += MAX_IDS_PER_QUERY) {
-    const ids = remoteIds.slice(start, start + MAX_IDS_PER_QUERY);
-    const size = 2 ** Math.ceil(Math.log2(ids.length));
-    while (ids.length < size) ids.push(ids[0]!);
-    for (const row of await openLots(db, { shopId, ids, now }, size)) {
-      const id = Number(row.customer_remote_id);
-      let balance = out.get(id);
-      if (balance === undefined) out.set(id, (balance = { points: 0, credits: 0 }));
-      balance[row.kind] = Number(row.total);
-    }
+async function corrected(db: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<Map<number, Balances>> {
+  const columns = sql.raw(BALANCE_COLUMNS.map((c) => `c.${c}`).join(', '));
+  const rows = await perKey(db, CUSTOMER, remoteIds.map((cust) => ({ cust })), (ref) =>
+    sql<CorrectedRow>`select ${columns},
+        ${expiredSumSql(shopId, ref, 'points', now)} as expired_points, ${expiredSumSql(shopId, ref, 'credits', now)} as expired_credits,
+        h.next_at, ${nextExpiryAmountSql(shopId, ref, 'points')} as next_points, ${nextExpiryAmountSql(shopId, ref, 'credits')} as next_credits
+      from customers c, ${nextExpirySql(shopId, ref, now)} h
+      where c.shop_id = ${shopId} and c.remote_id = ${ref('cust')}`,
+  );
+  const out = new Map<number, Balances>();
+  for (const row of rows) {
+    const stored = fromStored(row);
+    out.set(Number(row.cust), {
+      ...stored,
+      points: stored.points - Number(row.expired_points),
+      credits: stored.credits - Number(row.expired_credits),
+      nextExpiry: toNextExpiry(row.next_at, row.next_points, row.next_credits),
+    });
   }
   return out;
+}
+
+/**
+ * Balances at `now` of customers whose rows were just read: exact at every instant, whatever
+ * the sweep has or has not done yet. Costs nothing beyond the rows unless something expired
+ * since they were written.
+ */
+export async function balancesAt(db: DB, shopId: number, rows: readonly (StoredColumns & { remote_id: number })[], now: number): Promise<Balances[]> {
+  const stale = rows.filter((row) => isStale(row, now)).map((row) => Number(row.remote_id));
+  const fixed = stale.length === 0 ? null : await corrected(db, shopId, stale, now);
+  return rows.map((row) => fixed?.get(Number(row.remote_id)) ?? fromStored(row));
+}
+
+/**
+ * Locks these customers until the transaction ends (in ascending remote_id, so two writers
+ * never deadlock) and reads their balances at `now`: what a ledger write starts from.
+ */
+export async function lockBalances(trx: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<Map<number, Balances>> {
+  const sorted = [...new Set(remoteIds)].sort((a, b) => a - b);
+  const rows: (StoredColumns & { remote_id: number })[] = [];
+  for (let i = 0; i < sorted.length; i += 1000) {
+    const query = trx
+      .selectFrom('customers')
+      .select(['remote_id', ...BALANCE_COLUMNS])
+      .where('shop_id', '=', shopId)
+      .where('remote_id', 'in', sorted.slice(i, i + 1000))
+      .orderBy('remote_id');
+    rows.push(...((await lockedRows(trx, query).execute()) as (StoredColumns & { remote_id: number })[]));
+  }
+  const balances = await balancesAt(trx, shopId, rows, now);
+  return new Map(rows.map((row, i) => [Number(row.remote_id), balances[i]!]));
 }
 
 /** Hundredths to the API's decimal number: 1234 → 12.34. */

@@ -1,33 +1,43 @@
-import { allocateIds, lockCustomers, transaction, tryTransactionLock } from '../db/dialect.js';
-import type { DB, PointsEventsTable } from '../db/tables.js';
-import { balancesOf, ZERO_BALANCE } from './balances.js';
-import { insertEvents } from './events-repository.js';
-import { customersWithExpiredLots, expiredLots, insertConsumptions, setLotsRemaining } from './lots-repository.js';
-import { EXPIRATION_SOURCE } from './schemas.js';
+import { allocateIds, transaction, tryTransactionLock, updateRows } from '../db/dialect.js';
+import type { DB, LotKind, PointsEventsTable } from '../db/tables.js';
 import { findCustomers } from '../customers/repository.js';
 import { enqueueWebhookEvents } from '../webhooks/outbox.js';
+import { lockBalances } from './balances.js';
 import { eventJson } from './event-json.js';
+import { insertEvents } from './events-repository.js';
+import { customersWithExpiredLots, expiredLots, insertConsumptions, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
+import { EXPIRATION_SOURCE } from './schemas.js';
 
 // The expiry sweep writes an `expiration` event for every lot that expired with something
-// left, so the ledger explains every change of balance. Balances never wait for it: they
-// already leave out expired lots (balances.ts).
+// left, so the ledger explains every change of balance. Balances never wait for it: a read
+// already leaves out expired lots (balances.ts). It works in bounded transactions (at most
+// LOTS_PER_TRANSACTION lots each), so a backlog of a million lots never holds the database
+// for longer than one of them.
 
-/** Customers handled per transaction. */
-const CHUNK = 500;
+/** Lots written off per transaction: on SQLite a few milliseconds of work. */
+export const LOTS_PER_TRANSACTION = 200;
 
 /**
- * Expires the lots of these customers that expired by `now`: one event per lot (applied_at is
- * the lot's expiry), a consumption recording it, and the lot emptied. Returns the event count.
+ * Writes off up to `budget` expired lots of these customers of one shop: one event per lot
+ * (applied_at is the lot's expiry), a consumption recording it, the lot emptied, and the
+ * customers' stored balances lowered. Returns the number of events written.
  */
-export async function expireLots(trx: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<number> {
-  // The same lock as deductions take, so a lot is never both spent and expired.
-  await lockCustomers(trx, shopId, remoteIds);
-  const lots = await expiredLots(trx, shopId, remoteIds, now);
+export async function expireLots(trx: DB, shopId: number, remoteIds: readonly number[], now: number, budget = LOTS_PER_TRANSACTION): Promise<number> {
+  // The same lock as postings take, so a lot is never both spent and expired.
+  const balances = await lockBalances(trx, shopId, remoteIds, now);
+  const lots: ExpiredLot[] = [];
+  for (const remoteId of balances.keys()) {
+    for (const kind of ['points', 'credits'] as LotKind[]) {
+      if (lots.length >= budget) break;
+      lots.push(...(await expiredLots(trx, shopId, remoteId, kind, now, budget - lots.length)));
+    }
+  }
   if (lots.length === 0) return 0;
-  const balances = await balancesOf(trx, shopId, [...new Set(lots.map((l) => l.customerRemoteId))], now);
+
   const ids = await allocateIds(trx, shopId, 'points_events', lots.length);
   const events: PointsEventsTable[] = lots.map((lot, i) => {
-    const balance = balances.get(lot.customerRemoteId) ?? ZERO_BALANCE;
+    // Writing off expired lots changes what is stored, not what is available.
+    const balance = balances.get(lot.customerRemoteId)!;
     return {
       shop_id: shopId,
       id: ids[i]!,
@@ -48,6 +58,29 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
   await insertEvents(trx, events);
   await insertConsumptions(trx, lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })));
   await setLotsRemaining(trx, shopId, lots.map((lot) => ({ id: lot.id, remaining: 0 })));
+
+  const touched = [...new Set(lots.map((l) => l.customerRemoteId))];
+  const next = await nextExpiries(trx, shopId, touched, Number.MIN_SAFE_INTEGER);
+  await updateRows(
+    trx,
+    'customers',
+    ['shop_id', 'remote_id'],
+    touched.map((remoteId) => {
+      const stored = balances.get(remoteId)!.stored;
+      const mine = lots.filter((l) => l.customerRemoteId === remoteId);
+      const written = (kind: LotKind) => mine.reduce((sum, l) => (l.kind === kind ? sum + l.remaining : sum), 0);
+      const nextExpiry = next.get(remoteId) ?? null;
+      return {
+        shop_id: shopId,
+        remote_id: remoteId,
+        points_balance: stored.points - written('points'),
+        credits_balance: stored.credits - written('credits'),
+        next_expiry_at: nextExpiry?.at ?? null,
+        next_expiry_points: nextExpiry?.points ?? 0,
+        next_expiry_credits: nextExpiry?.credits ?? 0,
+      };
+    }),
+  );
   await enqueueWebhookEvents(trx, shopId, 'points_event.expired', () => withEmails(trx, shopId, events), now);
   return events.length;
 }
@@ -59,21 +92,20 @@ async function withEmails(trx: DB, shopId: number, events: PointsEventsTable[]) 
 }
 
 /**
- * Sweeps every shop, a chunk of customers per transaction. On PostgreSQL one process sweeps at
- * a time: a run that finds the sweep lock taken stops and leaves the work to the holder.
- * Returns the number of expiration events written.
+ * Sweeps every shop, one bounded transaction at a time, yielding to other work between them.
+ * On PostgreSQL one process sweeps at a time: a run that finds the sweep lock taken stops and
+ * leaves the work to the holder. Returns the number of expiration events written.
  */
-export async function sweepExpiredLots(db: DB, now: number): Promise<number> {
+export async function sweepExpiredLots(db: DB, now: number, budget = LOTS_PER_TRANSACTION): Promise<number> {
   let written = 0;
   for (;;) {
-    const work = await customersWithExpiredLots(db, now, CHUNK);
+    const work = await customersWithExpiredLots(db, now, budget);
     if (work.length === 0) return written;
-    const byShop = new Map<number, number[]>();
-    for (const { shopId, remoteId } of work) byShop.set(shopId, [...(byShop.get(shopId) ?? []), remoteId]);
-    for (const [shopId, remoteIds] of byShop) {
-      const count = await transaction(db, async (trx) => ((await tryTransactionLock(trx, 'expiry-sweep')) ? expireLots(trx, shopId, remoteIds, now) : null));
-      if (count === null) return written;
-      written += count;
-    }
+    const shopId = work[0]!.shopId;
+    const remoteIds = work.filter((w) => w.shopId === shopId).map((w) => w.remoteId);
+    const count = await transaction(db, async (trx) => ((await tryTransactionLock(trx, 'expiry-sweep')) ? expireLots(trx, shopId, remoteIds, now, budget) : null));
+    if (count === null) return written;
+    written += count;
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }

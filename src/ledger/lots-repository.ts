@@ -1,16 +1,25 @@
-import { sql } from 'kysely';
-import { insertRows } from '../db/dialect.js';
+import { sql, type RawBuilder } from 'kysely';
+import { insertRows, perKey, type KeyColumn } from '../db/dialect.js';
 import type { DB, LotConsumptionsTable, LotKind, PointsLotsTable } from '../db/tables.js';
 
 // Points and credits lots: what each grant has left, and which lots each deduction consumed.
-// `remaining > 0` is written as a literal so that the planners match the partial indexes.
+// Every read of one customer's lots goes through the points_lots_fifo index (migration 005):
+// (shop_id, customer_remote_id, kind, expiry key, id, remaining) where remaining > 0. The
+// expiry key sorts never-expiring lots last; `remaining > 0` and the key are written exactly
+// as the index has them, so that both planners use it.
+
+/** The FIFO order's expiry key: a never-expiring lot sorts after every real expiry. */
+export const NEVER = Number.MAX_SAFE_INTEGER;
+const KEY = sql.raw('coalesce(expires_at, 9007199254740991)');
+const OPEN = sql.raw('remaining > 0');
 
 export interface OpenLot {
   id: number;
   customerRemoteId: number;
   kind: LotKind;
   remaining: number;
-  expiresAt: number | null;
+  /** The FIFO key: the expiry, or NEVER. */
+  key: number;
 }
 
 export async function insertLots(db: DB, rows: PointsLotsTable[]): Promise<void> {
@@ -21,29 +30,35 @@ export async function insertConsumptions(db: DB, rows: LotConsumptionsTable[]): 
   await insertRows(db, 'lot_consumptions', rows);
 }
 
-/** Lots of these customers that still hold something and have not expired at `now`. */
-export async function openLots(db: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<OpenLot[]> {
-  const out: OpenLot[] = [];
-  for (let i = 0; i < remoteIds.length; i += 500) {
-    const rows = await db
-      .selectFrom('points_lots')
-      .select(['id', 'customer_remote_id', 'kind', 'remaining', 'expires_at'])
-      .where('shop_id', '=', shopId)
-      .where('customer_remote_id', 'in', remoteIds.slice(i, i + 500) as number[])
-      .where('remaining', '>', sql.lit(0))
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .execute();
-    for (const r of rows) {
-      out.push({
-        id: Number(r.id),
-        customerRemoteId: Number(r.customer_remote_id),
-        kind: r.kind,
-        remaining: Number(r.remaining),
-        expiresAt: r.expires_at === null ? null : Number(r.expires_at),
-      });
-    }
-  }
-  return out;
+const CUSTOMER_KIND: KeyColumn[] = [
+  { name: 'cust', type: 'bigint' },
+  { name: 'kind', type: 'text' },
+  { name: 'after_key', type: 'bigint' },
+  { name: 'after_id', type: 'bigint' },
+];
+
+/** Where a customer's FIFO read resumes: after the lot (key, id) read last. */
+export interface FifoCursor {
+  remoteId: number;
+  kind: LotKind;
+  afterKey: number;
+  afterId: number;
+}
+
+/**
+ * The next `limit` unexpired lots of each cursor's customer and kind, in FIFO order (earliest
+ * expiry first, never-expiring last, oldest first among equals), read off the index. A cursor
+ * starts at (now, NEVER): lots that expired by `now` are skipped.
+ */
+export async function fifoLots(db: DB, shopId: number, cursors: readonly FifoCursor[], limit: number): Promise<OpenLot[]> {
+  const keys = cursors.map((c) => ({ cust: c.remoteId, kind: c.kind, after_key: c.afterKey, after_id: c.afterId }));
+  const rows = await perKey(db, CUSTOMER_KIND, keys, (ref) =>
+    sql<{ id: number; remaining: number; lot_key: number }>`select id, remaining, ${KEY} as lot_key from points_lots
+      where shop_id = ${shopId} and customer_remote_id = ${ref('cust')} and kind = ${ref('kind')} and ${OPEN}
+        and ${KEY} >= ${ref('after_key')} and (${KEY} > ${ref('after_key')} or id > ${ref('after_id')})
+      order by ${KEY}, id limit ${limit}`,
+  );
+  return rows.map((r) => ({ id: Number(r.id), customerRemoteId: Number(r.cust), kind: r.kind as LotKind, remaining: Number(r.remaining), key: Number(r.lot_key) }));
 }
 
 /** Sets what is left in existing lots, many per statement (a CASE on the id works on both databases). */
@@ -60,41 +75,74 @@ export async function setLotsRemaining(db: DB, shopId: number, lots: readonly { 
   }
 }
 
-/** Lots that expired by `now` with something left, oldest expiry first. */
-export async function expiredLots(db: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<(OpenLot & { expiresAt: number; eventId: number })[]> {
-  if (remoteIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('points_lots')
-    .select(['id', 'customer_remote_id', 'kind', 'remaining', 'expires_at', 'event_id'])
-    .where('shop_id', '=', shopId)
-    .where('customer_remote_id', 'in', remoteIds as number[])
-    .where('remaining', '>', sql.lit(0))
-    .where('expires_at', '<=', now)
-    .orderBy('expires_at')
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => ({
-    id: Number(r.id),
-    customerRemoteId: Number(r.customer_remote_id),
-    kind: r.kind,
-    remaining: Number(r.remaining),
-    expiresAt: Number(r.expires_at),
-    eventId: Number(r.event_id),
-  }));
+export const CUSTOMER: KeyColumn[] = [{ name: 'cust', type: 'bigint' }];
+
+/** A reference to the customer's remote_id inside a query run per customer (db/dialect.ts perKey). */
+export type CustomerRef = (column: 'cust') => RawBuilder<unknown>;
+
+/** What the customer's lots of `kind` that expired by `now` still hold (the sweep has not written them off yet). */
+export function expiredSumSql(shopId: number, cust: CustomerRef, kind: LotKind, now: number): RawBuilder<number> {
+  return sql`(select coalesce(sum(remaining), 0) from points_lots where shop_id = ${shopId} and customer_remote_id = ${cust('cust')} and kind = ${kind} and ${OPEN} and ${KEY} <= ${now})`;
 }
 
 /**
- * Customers who have lots that expired by `now` with something left, across shops: the
- * sweep's work list. Reads at most `limit` lots, oldest expiry first, straight off the
- * points_lots_expiring partial index (no sort), so each call costs the same however large
- * the backlog.
+ * `from (…) h` for a query run per customer: h.next_at, the earliest expiry after `after`
+ * among the customer's lots that hold something (null when none expires): two index probes.
+ */
+export function nextExpirySql(shopId: number, cust: CustomerRef, after: number): RawBuilder<unknown> {
+  const head = (kind: LotKind) =>
+    sql`(select ${KEY} from points_lots where shop_id = ${shopId} and customer_remote_id = ${cust('cust')} and kind = ${kind} and ${OPEN} and ${KEY} > ${after} order by ${KEY}, id limit 1)`;
+  return sql`(select case when min(x) < ${sql.raw(String(NEVER))} then min(x) end as next_at from (select ${head('points')} as x union all select ${head('credits')}) heads)`;
+}
+
+/** What the customer's lots of `kind` expiring at h.next_at hold (see nextExpirySql). */
+export function nextExpiryAmountSql(shopId: number, cust: CustomerRef, kind: LotKind): RawBuilder<number> {
+  return sql`(select coalesce(sum(remaining), 0) from points_lots where shop_id = ${shopId} and customer_remote_id = ${cust('cust')} and kind = ${kind} and ${OPEN} and ${KEY} = h.next_at)`;
+}
+
+/** The earliest expiry among a customer's lots that hold something, and what those lots hold. */
+export interface NextExpiry {
+  at: number;
+  points: number;
+  credits: number;
+}
+
+export function toNextExpiry(at: number | null, points: number, credits: number): NextExpiry | null {
+  return at === null ? null : { at: Number(at), points: Number(points), credits: Number(credits) };
+}
+
+/**
+ * Each customer's earliest expiry after `after` among lots that still hold something
+ * (never-expiring lots have none), with the points and credits of the lots expiring then.
+ */
+export async function nextExpiries(db: DB, shopId: number, remoteIds: readonly number[], after: number): Promise<Map<number, NextExpiry | null>> {
+  const rows = await perKey(db, CUSTOMER, remoteIds.map((cust) => ({ cust })), (ref) =>
+    sql<{ next_at: number | null; next_points: number; next_credits: number }>`select h.next_at,
+      ${nextExpiryAmountSql(shopId, ref, 'points')} as next_points, ${nextExpiryAmountSql(shopId, ref, 'credits')} as next_credits
+      from ${nextExpirySql(shopId, ref, after)} h`,
+  );
+  return new Map(rows.map((r) => [Number(r.cust), toNextExpiry(r.next_at, r.next_points, r.next_credits)]));
+}
+
+/** A lot the sweep writes off. */
+export interface ExpiredLot {
+  id: number;
+  customerRemoteId: number;
+  kind: LotKind;
+  remaining: number;
+  expiresAt: number;
+  eventId: number;
+}
+
+/**
+ * Customers of any shop whose lots expired by `now` with something left: the sweep's work
+ * list, read off the points_lots_expiring index, oldest expiry first, `limit` lots at most.
  */
 export async function customersWithExpiredLots(db: DB, now: number, limit: number): Promise<{ shopId: number; remoteId: number }[]> {
   const rows = await db
     .selectFrom('points_lots')
     .select(['shop_id', 'customer_remote_id'])
-    .where('remaining', '>', sql.lit(0))
-    .where('expires_at', 'is not', null)
+    .where(sql<boolean>`remaining > 0 and expires_at is not null`)
     .where('expires_at', '<=', now)
     .orderBy('expires_at')
     .limit(limit)
@@ -102,4 +150,27 @@ export async function customersWithExpiredLots(db: DB, now: number, limit: numbe
   const seen = new Map<string, { shopId: number; remoteId: number }>();
   for (const r of rows) seen.set(`${r.shop_id}:${r.customer_remote_id}`, { shopId: Number(r.shop_id), remoteId: Number(r.customer_remote_id) });
   return [...seen.values()];
+}
+
+/** Up to `limit` lots of one customer and kind that expired by `now` with something left, in FIFO order. */
+export async function expiredLots(db: DB, shopId: number, remoteId: number, kind: LotKind, now: number, limit: number): Promise<ExpiredLot[]> {
+  const rows = await db
+    .selectFrom('points_lots')
+    .select(['id', 'remaining', 'expires_at', 'event_id'])
+    .where('shop_id', '=', shopId)
+    .where('customer_remote_id', '=', remoteId)
+    .where('kind', '=', kind)
+    .where(sql<boolean>`${OPEN} and ${KEY} <= ${now}`)
+    .orderBy(KEY)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    id: Number(r.id),
+    customerRemoteId: remoteId,
+    kind,
+    remaining: Number(r.remaining),
+    expiresAt: Number(r.expires_at),
+    eventId: Number(r.event_id),
+  }));
 }

@@ -41,6 +41,8 @@ export interface Resource {
   fields: Fields;
   /** Fields shown but not stored, computed for a page of rows at once (customers' balances). */
   computed?: {
+    /** The stored columns they are computed from, read with every shown row. */
+    columns?: readonly string[];
     schema: TProperties;
     of(db: DB, shopId: number, rows: Row[], now: number): Promise<Row[]>;
   };
@@ -137,7 +139,8 @@ function fieldLists(r: Resource): FieldLists {
   let lists = fieldListsOf.get(r);
   if (lists === undefined) {
     const shown = entries(r).filter(([, f]) => f.kind !== 'secret');
-    lists = { shown, all: entries(r), shownColumns: [r.id, ...shown.map(([name]) => name), 'created_at', 'updated_at'] };
+    const computedColumns = (r.computed?.columns ?? []).filter((c) => c !== r.id);
+    lists = { shown, all: entries(r), shownColumns: [r.id, ...shown.map(([name]) => name), ...computedColumns, 'created_at', 'updated_at'] };
     fieldListsOf.set(r, lists);
   }
   return lists;

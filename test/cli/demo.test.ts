@@ -160,7 +160,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expect(deliveries.map((d) => d.payload.data.remote_id).sort()).toEqual([1, 2, 3]);
     for (const d of deliveries) {
       const customer = customers.find((c) => c.remote_id === d.payload.data.remote_id);
-      expect(d.payload.data).toEqual({ ...customer, points_balance: 0 });
+      expect(d.payload.data).toEqual({ ...customer, points_balance: 0, points_earned_lifetime: 0, points_spent_lifetime: 0, next_expiry: null });
     }
     // A second run creates nobody, so it announces nothing.
     await demo(own, 3);

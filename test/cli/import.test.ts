@@ -69,6 +69,10 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       birthday: '1815-12-10',
       points_balance: 0,
       credits_balance: 0,
+      points_pending: 0,
+      points_earned_lifetime: 0,
+      points_spent_lifetime: 0,
+      next_expiry: null,
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { balanceOf, countRows, createCustomers, postBatch } from './fixtures.js';
+import { balanceOf, countRows, createCustomers, postBatch, expectConsistentLedger } from './fixtures.js';
 
 describe(`points events in a batch (${TEST_DIALECT})`, () => {
   let t: TestContext;
@@ -104,6 +104,8 @@ describe(`points events in a batch (${TEST_DIALECT})`, () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toHaveLength(1000);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
 
 describe(`points events in a batch: configured maximum (${TEST_DIALECT})`, () => {
@@ -120,4 +122,6 @@ describe(`points events in a batch: configured maximum (${TEST_DIALECT})`, () =>
     const res = await postBatch(t, [grant, grant, grant, grant]);
     expect(errorOf(res).details).toEqual([{ param: 'points_events', code: 'too_many', message: 'points_events must have at most 3 elements' }]);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

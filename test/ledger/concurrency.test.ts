@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { balanceOf, countRows, createCustomers, postBatch, postEvent } from './fixtures.js';
+import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectConsistentLedger } from './fixtures.js';
 
 describe(`points events: exactly once and concurrent writers (${TEST_DIALECT})`, () => {
   let t: TestContext;
@@ -78,4 +78,6 @@ describe(`points events: exactly once and concurrent writers (${TEST_DIALECT})`,
       running.set(c, next);
     }
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type ServerProcess } from '../../bench/lib/server.js';
 import { setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { balanceOf, createCustomers } from './fixtures.js';
+import { balanceOf, createCustomers, loyalty } from './fixtures.js';
 
 // A real `loyalty serve` process (the compiled one: `npm test` builds first) is killed with
 // SIGKILL in the middle of a stream of keyed batches, restarted, and every batch is retried
@@ -90,5 +90,8 @@ describe(`a server killed with SIGKILL mid-stream (${TEST_DIALECT})`, () => {
 
     const points = (BATCHES * (BATCHES + 1)) / 2 - BATCHES;
     for (let c = 1; c <= CUSTOMERS; c++) expect(await balanceOf(t, c)).toEqual({ points, credits: BATCHES / 100 });
+    const verify = await loyalty(t.url, 'verify', '--shop', String(t.shop.id), '--json');
+    expect(JSON.parse(verify.stdout)).toEqual({ ok: true, discrepancies: [] });
+    expect(verify.code).toBe(0);
   });
 });

@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { MAIN } from '../../bench/lib/server.js';
+import { expect } from 'vitest';
+import { verifyLedger } from '../../src/ledger/verify.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { API, type TestContext } from '../helpers/app.js';
 
@@ -33,4 +37,18 @@ export async function countRows(t: TestContext, table: 'points_events' | 'points
     .where('shop_id', '=', shopId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** `loyalty verify` for the shop (or every shop): the ledger's invariants hold. */
+export async function expectConsistentLedger(t: TestContext, shopId: number | null = t.shop.id): Promise<void> {
+  expect(await verifyLedger(t.database.db, shopId)).toEqual([]);
+}
+
+/** The compiled `loyalty` command run on the test database, as an operator runs it. */
+export function loyalty(databaseUrl: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
 }

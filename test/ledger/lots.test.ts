@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobs } from '../../src/jobs.js';
 import { DAY, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { balanceOf, createCustomers, postBatch, postEvent } from './fixtures.js';
+import { balanceOf, createCustomers, postBatch, postEvent, expectConsistentLedger } from './fixtures.js';
 
 const at = (days: number) => new Date(Date.UTC(2026, 0, 15, 12) + days * DAY).toISOString();
 
@@ -131,6 +131,8 @@ describe(`lots: first-expiring first, and expiry (${TEST_DIALECT})`, () => {
     ]);
     expect(errorOf(res).details).toEqual([expect.objectContaining({ param: 'points_events[1].points_amount', code: 'insufficient_balance' })]);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
 
 describe(`lots: sweeps racing sweeps and deductions (${TEST_DIALECT})`, () => {
@@ -176,6 +178,8 @@ describe(`lots: sweeps racing sweeps and deductions (${TEST_DIALECT})`, () => {
     expect(await sweep(t)).toBe(0);
     for (const c of [1, 2, 3]) expect((await balanceOf(t, c)).points).toBe(0);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
 
 describe(`lots: the shop's default expiry, with an injected clock (${TEST_DIALECT})`, () => {
@@ -199,6 +203,8 @@ describe(`lots: the shop's default expiry, with an injected clock (${TEST_DIALEC
     expect((await balanceOf(t, 1)).points).toBe(0);
     expect(await sweep(t)).toBe(1);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
 
 describe(`credits are exact (${TEST_DIALECT})`, () => {
@@ -223,4 +229,6 @@ describe(`credits are exact (${TEST_DIALECT})`, () => {
     const spent = await postEvent(t, { customer_identifier: '1', source: 'manual', credits_amount: -99.99 });
     expect(spent.json().data.customer.credits_balance).toBe(0.01);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { createCustomers, postBatch } from './fixtures.js';
+import { createCustomers, postBatch, expectConsistentLedger } from './fixtures.js';
 
 describe(`reading the ledger (${TEST_DIALECT})`, () => {
   let t: TestContext;
@@ -99,4 +99,6 @@ describe(`reading the ledger (${TEST_DIALECT})`, () => {
     const missing = await list('customers/42/points_events');
     expect(missing.statusCode).toBe(404);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

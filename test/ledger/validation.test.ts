@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { balanceOf, countRows, createCustomers, postBatch, postEvent } from './fixtures.js';
+import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectConsistentLedger } from './fixtures.js';
 
 // DESIGN.md section 3: validation reports every failing field, not only the schema's. Each
 // rule runs on every field whose own value passed its schema (a rule that needs a sibling
@@ -150,6 +150,8 @@ describe(`points events: every failing field at once (${TEST_DIALECT})`, () => {
       ['points_events', 'too_few'],
     ]);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
 
 describe(`points events: expiry rules beside other failures (${TEST_DIALECT})`, () => {
@@ -186,4 +188,6 @@ describe(`points events: expiry rules beside other failures (${TEST_DIALECT})`, 
       failures(await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 5, applied_at: '2030-01-01T00:00:00Z', expires_at: '2029-01-01T00:00:00Z' })),
     ).toEqual([['applied_at', 'applied_at_in_future']]);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, DAY, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { balanceOf, countRows, createCustomers, postEvent } from './fixtures.js';
+import { balanceOf, countRows, createCustomers, postEvent, expectConsistentLedger } from './fixtures.js';
 
 describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
   let t: TestContext;
@@ -170,6 +170,8 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
     const res = await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: 1 }, token: other.token });
     expect(detailsOf(res)).toEqual([['customer_identifier', 'customer_not_found']]);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
 
 describe(`points events: expiry settings (${TEST_DIALECT})`, () => {
@@ -195,4 +197,6 @@ describe(`points events: expiry settings (${TEST_DIALECT})`, () => {
     const plain = await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: -1 });
     expect(plain.json().data.expires_at).toBeNull();
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

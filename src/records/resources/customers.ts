@@ -1,5 +1,6 @@
 import { findCustomer } from '../../customers/repository.js';
-import { balancesOf, creditsToNumber, ZERO_BALANCE } from '../../ledger/balances.js';
+import { isoTime } from '../../clock.js';
+import { BALANCE_COLUMNS, balancesAt, creditsToNumber } from '../../ledger/balances.js';
 import { Type } from 'typebox';
 import { text } from '../fields.js';
 import type { Resource } from '../resource.js';
@@ -20,18 +21,47 @@ export const customers: Resource = {
     phone: text('Phone number', '+44 20 7946 0958', 64, { nullable: true }),
     birthday: text('Date of birth', '1815-12-10', 10, { format: 'date', nullable: true }),
   },
-  // Balances are never stored on the customer: they are what unexpired lots hold right now.
+  // Balances are stored on the customer by the ledger (docs/ledger.md): read with the row, in
+  // the same snapshot, and corrected through the lots' index only when something expired since.
   computed: {
+    columns: ['remote_id', ...BALANCE_COLUMNS],
     schema: {
-      points_balance: Type.Integer({ description: 'Points available now (unexpired lots)', examples: [1250] }),
+      points_balance: Type.Integer({ description: 'Points available now: what unexpired lots hold', examples: [1250] }),
       credits_balance: Type.Number({ description: 'Store credit available now, to the hundredth', examples: [12.5] }),
+      points_pending: Type.Integer({ description: 'Points earned but not yet spendable (pending until their release)', examples: [0] }),
+      points_earned_lifetime: Type.Integer({
+        description: 'Points granted over the customer\'s lifetime, by any source, less what reversals and refund clawbacks took back',
+        examples: [5400],
+      }),
+      points_spent_lifetime: Type.Integer({
+        description: 'Points taken by deductions and redemptions over the customer\'s lifetime (not by expiry, clawbacks or reversals)',
+        examples: [4150],
+      }),
+      next_expiry: Type.Union(
+        [
+          Type.Object(
+            {
+              points: Type.Integer({ description: 'Points that expire then', examples: [300] }),
+              credits: Type.Number({ description: 'Store credit that expires then', examples: [0] }),
+              expires_at: Type.String({ format: 'date-time', description: 'When the earliest-expiring unexpired lots expire' }),
+            },
+            { additionalProperties: false },
+          ),
+          Type.Null(),
+        ],
+        { description: 'What expires next and when; null when nothing the customer holds expires' },
+      ),
     },
     async of(db, shopId, rows, now) {
-      const balances = await balancesOf(db, shopId, rows.map((r) => Number(r.remote_id)), now);
-      return rows.map((row) => {
-        const balance = balances.get(Number(row.remote_id)) ?? ZERO_BALANCE;
-        return { points_balance: balance.points, credits_balance: creditsToNumber(balance.credits) };
-      });
+      const balances = await balancesAt(db, shopId, rows as unknown as Parameters<typeof balancesAt>[2], now);
+      return balances.map((b) => ({
+        points_balance: b.points,
+        credits_balance: creditsToNumber(b.credits),
+        points_pending: b.pending,
+        points_earned_lifetime: b.earnedLifetime,
+        points_spent_lifetime: b.spentLifetime,
+        next_expiry: b.nextExpiry === null ? null : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
+      }));
     },
   },
   lookup: {

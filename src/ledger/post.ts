@@ -1,0 +1,317 @@
+import { allocateIds, updateRows } from '../db/dialect.js';
+import type { DB, LotConsumptionsTable, LotKind, PointsEventsTable, PointsLotsTable } from '../db/tables.js';
+import { enqueueWebhookEvents } from '../webhooks/outbox.js';
+import { creditsToNumber, lockBalances, type Balances } from './balances.js';
+import { insertEvents } from './events-repository.js';
+import { eventJson } from './event-json.js';
+import { LotQueue, type Consumption, type Lot } from './lot-queue.js';
+import { fifoLots, insertConsumptions, insertLots, NEVER, nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
+import type { PointsEvent } from './schemas.js';
+
+// The one way to post points events: every writer (the API, import, demo, and the programme
+// around the ledger) calls postEvents inside its own transaction. It locks the customers,
+// plays the events in order against their stored balances, consumes lots first-expiring
+// first, and writes events, lots, consumptions and the new stored balances with a constant
+// number of statements per batch. Nothing else writes lots or balances (but the sweep, which
+// writes expirations off: expiry.ts).
+
+/** One event to post, its fields valid and in storage units. */
+export interface EventEntry {
+  source: string;
+  points: number;
+  /** Hundredths of a credit. */
+  credits: number;
+  internalNote: string | null;
+  externalNote: string | null;
+  customActionName: string | null;
+  appliedAt: number;
+  /** When what the event grants expires; null for never, and for a pure deduction. */
+  expiresAt: number | null;
+}
+
+export interface Posting {
+  customer: { remoteId: number; email: string | null };
+  entry: EventEntry;
+}
+
+/** A posting the balance cannot cover, by its index in the list given. */
+export interface PostingFailure {
+  index: number;
+  field: 'points_amount' | 'credits_amount';
+  code: 'insufficient_balance';
+  message: string;
+}
+
+export interface Posted {
+  /** Empty when every posting was covered. */
+  failures: PostingFailure[];
+  /** The events written, as the API shows them, in order; empty when nothing was written. */
+  events: PointsEvent[];
+  /** Each customer's balances after the postings (as judged, when nothing was written). */
+  balances: Map<number, Balances>;
+}
+
+export interface PostOptions {
+  /** Judge the postings (their failures) but write nothing: the caller already fails. */
+  judgeOnly?: boolean;
+}
+
+/** Lots read per customer and kind at a time while a deduction consumes them. */
+const CHUNK = 64;
+
+interface CustomerState {
+  remoteId: number;
+  email: string | null;
+  before: Balances;
+  /** Available now. */
+  points: number;
+  credits: number;
+  /** What the customer's lots hold, written-off ones excepted (the stored balance). */
+  storedPoints: number;
+  storedCredits: number;
+  earned: number;
+  spent: number;
+  /** Whether this posting consumed any of the customer's lots (the next expiry is then read again). */
+  consumed: boolean;
+  queues: Partial<Record<LotKind, LotQueue>>;
+  /** Lots granted by this posting. */
+  fresh: { lot: Lot; kind: LotKind }[];
+}
+
+/**
+ * Posts events in order, all or nothing. Returns the failures when a deduction is not covered
+ * (then nothing is written), else the events written and the balances after them.
+ */
+export async function postEvents(trx: DB, shopId: number, postings: readonly Posting[], now: number, options: PostOptions = {}): Promise<Posted> {
+  const states = new Map<number, CustomerState>();
+  if (postings.length === 0) return { failures: [], events: [], balances: new Map() };
+  const balances = await lockBalances(trx, shopId, postings.map((p) => p.customer.remoteId), now);
+  for (const { customer } of postings) {
+    if (states.has(customer.remoteId)) continue;
+    const before = balances.get(customer.remoteId);
+    if (before === undefined) throw new Error(`customer ${customer.remoteId} of shop ${shopId} does not exist`);
+    states.set(customer.remoteId, {
+      remoteId: customer.remoteId,
+      email: customer.email,
+      before,
+      points: before.points,
+      credits: before.credits,
+      storedPoints: before.stored.points,
+      storedCredits: before.stored.credits,
+      earned: before.earnedLifetime,
+      spent: before.spentLifetime,
+      consumed: false,
+      queues: {},
+      fresh: [],
+    });
+  }
+
+  const loader = (remoteId: number, kind: LotKind) => async (afterKey: number, afterId: number, limit: number) =>
+    (await fifoLots(trx, shopId, [{ remoteId, kind, afterKey, afterId }], limit)).map(storedLot);
+  const queueOf = (state: CustomerState, kind: LotKind): LotQueue => {
+    let queue = state.queues[kind];
+    if (queue === undefined) {
+      const holds = kind === 'points' ? state.before.stored.points > 0 : state.before.stored.credits > 0;
+      queue = state.queues[kind] = new LotQueue(now, NEVER, holds ? loader(state.remoteId, kind) : null, CHUNK);
+    }
+    return queue;
+  };
+  if (!options.judgeOnly) await preloadDeductions(trx, shopId, postings, states, queueOf, now);
+
+  const failures: PostingFailure[] = [];
+  const planned: { posting: Posting; state: CustomerState; points: number; credits: number; consumptions: Consumption[] }[] = [];
+  let seq = 0;
+  for (let index = 0; index < postings.length; index++) {
+    const posting = postings[index]!;
+    const { entry } = posting;
+    const state = states.get(posting.customer.remoteId)!;
+    const short = shortfalls(state, entry, index);
+    if (short.length > 0) {
+      failures.push(...short);
+      continue;
+    }
+    const writing = !options.judgeOnly && failures.length === 0;
+    const consumptions: Consumption[] = [];
+    for (const kind of ['points', 'credits'] as const) {
+      const amount = kind === 'points' ? entry.points : entry.credits;
+      if (amount === 0) continue;
+      if (kind === 'points') state.storedPoints += amount;
+      else state.storedCredits += amount;
+      if (amount > 0) {
+        if (entry.expiresAt === null || entry.expiresAt > now) state[kind] += amount;
+        if (kind === 'points') state.earned += amount;
+        if (!writing) continue;
+        const lot: Lot = { id: 0, fresh: true, seq: seq++, amount, remaining: amount, key: entry.expiresAt ?? NEVER, eventIndex: planned.length };
+        state.fresh.push({ lot, kind });
+        queueOf(state, kind).add(lot);
+      } else {
+        state[kind] += amount;
+        if (kind === 'points') state.spent -= amount;
+        if (!writing) continue;
+        state.consumed = true;
+        consumptions.push(...(await queueOf(state, kind).consume(-amount, now)));
+      }
+    }
+    if (writing) planned.push({ posting, state, points: state.points, credits: state.credits, consumptions });
+  }
+
+  const after = new Map<number, Balances>();
+  if (failures.length > 0 || options.judgeOnly) {
+    for (const state of states.values()) after.set(state.remoteId, balancesOf(state, state.before.stored.nextExpiry, state.before.nextExpiry));
+    return { failures, events: [], balances: after };
+  }
+
+  const eventIds = await allocateIds(trx, shopId, 'points_events', planned.length);
+  const freshLots = [...states.values()].flatMap((s) => s.fresh.map(({ lot, kind }) => ({ lot, kind, state: s })));
+  const lotIds = await allocateIds(trx, shopId, 'points_lots', freshLots.length);
+  freshLots.forEach(({ lot }, k) => (lot.id = lotIds[k]!));
+
+  const events: PointsEventsTable[] = planned.map((p, i) => ({
+    shop_id: shopId,
+    id: eventIds[i]!,
+    customer_remote_id: p.state.remoteId,
+    source: p.posting.entry.source,
+    points_amount: p.posting.entry.points,
+    credits_amount: p.posting.entry.credits,
+    internal_note: p.posting.entry.internalNote,
+    external_note: p.posting.entry.externalNote,
+    custom_action_name: p.posting.entry.customActionName,
+    applied_at: p.posting.entry.appliedAt,
+    expires_at: p.posting.entry.expiresAt,
+    created_at: now,
+    points_balance: p.points,
+    credits_balance: p.credits,
+  }));
+  const lots: PointsLotsTable[] = freshLots.map(({ lot, kind, state }) => ({
+    shop_id: shopId,
+    id: lot.id,
+    customer_remote_id: state.remoteId,
+    kind,
+    event_id: eventIds[lot.eventIndex]!,
+    amount: lot.amount,
+    remaining: lot.remaining,
+    expires_at: lot.key === NEVER ? null : lot.key,
+    created_at: now,
+  }));
+  const touched = new Set<Lot>();
+  const consumptions: LotConsumptionsTable[] = planned.flatMap((p, i) =>
+    p.consumptions.map((c) => {
+      if (!c.lot.fresh) touched.add(c.lot);
+      return { shop_id: shopId, event_id: eventIds[i]!, lot_id: c.lot.id, amount: c.amount };
+    }),
+  );
+
+  await insertEvents(trx, events);
+  await insertLots(trx, lots);
+  await insertConsumptions(trx, consumptions);
+  await setLotsRemaining(trx, shopId, [...touched].map((l) => ({ id: l.id, remaining: l.remaining })));
+
+  // The next expiry: read again for customers whose lots were consumed, else merged with the
+  // lots just granted.
+  const consumedIds = [...states.values()].filter((s) => s.consumed).map((s) => s.remoteId);
+  const reread = await nextExpiries(trx, shopId, consumedIds, Number.MIN_SAFE_INTEGER);
+  const stored: Record<string, unknown>[] = [];
+  for (const state of states.values()) {
+    const storedNext = state.consumed ? (reread.get(state.remoteId) ?? null) : mergeNext(state.before.stored.nextExpiry, state);
+    const shownNext = state.consumed ? null : mergeNext(state.before.nextExpiry, state, now);
+    after.set(state.remoteId, balancesOf(state, storedNext, state.consumed ? await shownNextAfterConsuming(trx, shopId, state, storedNext, now) : shownNext));
+    stored.push({
+      shop_id: shopId,
+      remote_id: state.remoteId,
+      points_balance: state.storedPoints,
+      credits_balance: state.storedCredits,
+      points_earned_lifetime: state.earned,
+      points_spent_lifetime: state.spent,
+      next_expiry_at: storedNext?.at ?? null,
+      next_expiry_points: storedNext?.points ?? 0,
+      next_expiry_credits: storedNext?.credits ?? 0,
+    });
+  }
+  await updateRows(trx, 'customers', ['shop_id', 'remote_id'], stored);
+
+  const created = events.map((row, i) => eventJson(row, planned[i]!.state.email));
+  await enqueueWebhookEvents(trx, shopId, 'points_event.created', created, now);
+  return { failures: [], events: created, balances: after };
+}
+
+function storedLot(lot: { id: number; remaining: number; key: number }): Lot {
+  return { id: lot.id, fresh: false, seq: lot.id, amount: 0, remaining: lot.remaining, key: lot.key, eventIndex: -1 };
+}
+
+/** The first chunk of lots of every customer and kind a posting deducts from, in one query. */
+async function preloadDeductions(
+  trx: DB,
+  shopId: number,
+  postings: readonly Posting[],
+  states: Map<number, CustomerState>,
+  queueOf: (state: CustomerState, kind: LotKind) => LotQueue,
+  now: number,
+): Promise<void> {
+  const wanted = new Map<string, { remoteId: number; kind: LotKind }>();
+  for (const { customer, entry } of postings) {
+    const before = states.get(customer.remoteId)!.before.stored;
+    if (entry.points < 0 && before.points > 0) wanted.set(`${customer.remoteId}:points`, { remoteId: customer.remoteId, kind: 'points' });
+    if (entry.credits < 0 && before.credits > 0) wanted.set(`${customer.remoteId}:credits`, { remoteId: customer.remoteId, kind: 'credits' });
+  }
+  if (wanted.size === 0) return;
+  const byKey = new Map<string, Lot[]>();
+  for (const key of wanted.keys()) byKey.set(key, []);
+  const cursors = [...wanted.values()].map((w) => ({ ...w, afterKey: now, afterId: NEVER }));
+  for (const lot of await fifoLots(trx, shopId, cursors, CHUNK)) byKey.get(`${lot.customerRemoteId}:${lot.kind}`)!.push(storedLot(lot));
+  for (const { remoteId, kind } of wanted.values()) queueOf(states.get(remoteId)!, kind).preload(byKey.get(`${remoteId}:${kind}`)!);
+}
+
+/** The deductions among `entry` that the customer's available balance cannot cover. */
+function shortfalls(state: CustomerState, entry: EventEntry, index: number): PostingFailure[] {
+  const out: PostingFailure[] = [];
+  if (entry.points < 0 && state.points < -entry.points) {
+    out.push({
+      index,
+      field: 'points_amount',
+      code: 'insufficient_balance',
+      message: `The customer has ${state.points} points available; cannot deduct ${-entry.points}`,
+    });
+  }
+  if (entry.credits < 0 && state.credits < -entry.credits) {
+    out.push({
+      index,
+      field: 'credits_amount',
+      code: 'insufficient_balance',
+      message: `The customer has ${creditsToNumber(state.credits).toFixed(2)} credits available; cannot deduct ${creditsToNumber(-entry.credits).toFixed(2)}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * A next expiry merged with the lots the posting granted (no lot was consumed). With `now`,
+ * only lots expiring after it count: the next expiry as shown.
+ */
+function mergeNext(next: NextExpiry | null, state: CustomerState, now = Number.MIN_SAFE_INTEGER): NextExpiry | null {
+  let out = next === null ? null : { ...next };
+  for (const { lot, kind } of state.fresh) {
+    if (lot.key === NEVER || lot.key <= now) continue;
+    if (out === null || lot.key < out.at) out = { at: lot.key, points: 0, credits: 0 };
+    if (lot.key === out.at) out[kind] += lot.amount;
+  }
+  return out;
+}
+
+/** The next expiry after now of a customer whose lots were consumed: the stored one unless it has passed. */
+async function shownNextAfterConsuming(trx: DB, shopId: number, state: CustomerState, storedNext: NextExpiry | null, now: number): Promise<NextExpiry | null> {
+  if (storedNext === null || storedNext.at > now) return storedNext;
+  return (await nextExpiries(trx, shopId, [state.remoteId], now)).get(state.remoteId) ?? null;
+}
+
+function balancesOf(state: CustomerState, storedNext: NextExpiry | null, shownNext: NextExpiry | null): Balances {
+  return {
+    points: state.points,
+    credits: state.credits,
+    pending: state.before.pending,
+    earnedLifetime: state.earned,
+    spentLifetime: state.spent,
+    nextExpiry: shownNext,
+    stored: { points: state.storedPoints, credits: state.storedCredits, nextExpiry: storedNext },
+  };
+}
+

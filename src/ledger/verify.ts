@@ -1,0 +1,125 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { DB } from '../db/tables.js';
+
+// `loyalty verify`: every invariant of the ledger (docs/ledger.md, "Invariants"), checked
+// from scratch by summing history, which nothing else ever does. Each check is one query that
+// returns the rows that break it.
+
+export interface Discrepancy {
+  shop_id: number;
+  check: string;
+  /** What is wrong: `customer 12`, `lot 7`, `event 40`. */
+  subject: string;
+  expected: string;
+  actual: string;
+}
+
+interface Check {
+  name: string;
+  /** Rows with shop_id, subject, expected, actual. `shop` filters on a column. */
+  query(shop: (column: string) => RawBuilder<unknown>): RawBuilder<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>;
+}
+
+const eventSums = (column: string, filter = sql`true`) =>
+  sql`(select shop_id, customer_remote_id, sum(${sql.ref(column)}) as total from points_events where ${filter} group by shop_id, customer_remote_id)`;
+const lotSums = (kind: string) =>
+  sql`(select shop_id, customer_remote_id, sum(remaining) as total from points_lots where kind = ${kind} and remaining > 0 group by shop_id, customer_remote_id)`;
+const customer = sql`'customer ' || cast(c.remote_id as text)`;
+
+/** A stored customer column against a sum over history (absent sums are 0). */
+function storedAgainst(name: string, column: string, sums: RawBuilder<unknown>, negate = false): Check {
+  return {
+    name,
+    query: (shop) => sql`select c.shop_id, ${customer} as subject, ${negate ? sql`-coalesce(s.total, 0)` : sql`coalesce(s.total, 0)`} as expected, c.${sql.raw(column)} as actual
+      from customers c left join ${sums} s on s.shop_id = c.shop_id and s.customer_remote_id = c.remote_id
+      where ${shop('c.shop_id')} and c.${sql.raw(column)} <> ${negate ? sql`-coalesce(s.total, 0)` : sql`coalesce(s.total, 0)`}`,
+  };
+}
+
+/** An event's amount of one kind against its lot (grants) or its consumptions (deductions). */
+function eventMoves(kind: 'points' | 'credits'): Check {
+  const amount = sql.raw(`e.${kind}_amount`);
+  return {
+    name: `${kind} of each event = its lot (grant) or its consumptions (deduction)`,
+    query: (shop) => sql`select e.shop_id, 'event ' || cast(e.id as text) as subject, ${amount} as expected,
+        case when ${amount} > 0 then coalesce(g.total, 0) else -coalesce(d.total, 0) end as actual
+      from points_events e
+      left join (select shop_id, event_id, sum(amount) as total from points_lots where kind = ${kind} group by shop_id, event_id) g
+        on g.shop_id = e.shop_id and g.event_id = e.id
+      left join (select lc.shop_id, lc.event_id, sum(lc.amount) as total from lot_consumptions lc
+          join points_lots l on l.shop_id = lc.shop_id and l.id = lc.lot_id where l.kind = ${kind} group by lc.shop_id, lc.event_id) d
+        on d.shop_id = e.shop_id and d.event_id = e.id
+      where ${shop('e.shop_id')} and ${amount} <> case when ${amount} > 0 then coalesce(g.total, 0) else -coalesce(d.total, 0) end`,
+  };
+}
+
+const CHECKS: Check[] = [
+  storedAgainst('points_balance = the sum of the customer\'s events', 'points_balance', eventSums('points_amount')),
+  storedAgainst('credits_balance = the sum of the customer\'s events', 'credits_balance', eventSums('credits_amount')),
+  storedAgainst('points_balance = what the customer\'s points lots hold', 'points_balance', lotSums('points')),
+  storedAgainst('credits_balance = what the customer\'s credits lots hold', 'credits_balance', lotSums('credits')),
+  storedAgainst('points_earned_lifetime = the points granted', 'points_earned_lifetime', eventSums('points_amount', sql`points_amount > 0`)),
+  storedAgainst('points_spent_lifetime = the points deducted', 'points_spent_lifetime', eventSums('points_amount', sql`points_amount < 0 and source <> 'expiration'`), true),
+  {
+    name: 'each lot\'s remaining = its amount less its consumptions',
+    query: (shop) => sql`select l.shop_id, 'lot ' || cast(l.id as text) as subject, l.amount - coalesce(s.total, 0) as expected, l.remaining as actual
+      from points_lots l left join (select shop_id, lot_id, sum(amount) as total from lot_consumptions group by shop_id, lot_id) s
+        on s.shop_id = l.shop_id and s.lot_id = l.id
+      where ${shop('l.shop_id')} and l.remaining <> l.amount - coalesce(s.total, 0)`,
+  },
+  {
+    name: 'lots hold between 0 and their amount, and grant something',
+    query: (shop) => sql`select shop_id, 'lot ' || cast(id as text) as subject, '0 < amount, 0 <= remaining <= amount' as expected,
+        'amount ' || cast(amount as text) || ', remaining ' || cast(remaining as text) as actual
+      from points_lots where ${shop('shop_id')} and (amount <= 0 or remaining < 0 or remaining > amount)`,
+  },
+  {
+    name: 'consumptions take something',
+    query: (shop) => sql`select shop_id, 'consumption of lot ' || cast(lot_id as text) || ' by event ' || cast(event_id as text) as subject, '> 0' as expected, amount as actual
+      from lot_consumptions where ${shop('shop_id')} and amount <= 0`,
+  },
+  {
+    name: 'stored balances are not negative',
+    query: (shop) => sql`select shop_id, ${sql`'customer ' || cast(remote_id as text)`} as subject, '>= 0' as expected,
+        'points ' || cast(points_balance as text) || ', credits ' || cast(credits_balance as text) || ', pending ' || cast(points_pending as text) as actual
+      from customers where ${shop('shop_id')} and (points_balance < 0 or credits_balance < 0 or points_pending < 0 or points_earned_lifetime < 0 or points_spent_lifetime < 0)`,
+  },
+  eventMoves('points'),
+  eventMoves('credits'),
+  {
+    name: 'next_expiry_at = the earliest expiry among lots that hold something',
+    query: (shop) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(n.at as text), 'null') as expected, coalesce(cast(c.next_expiry_at as text), 'null') as actual
+      from customers c left join (select shop_id, customer_remote_id, min(expires_at) as at from points_lots where remaining > 0 and expires_at is not null group by shop_id, customer_remote_id) n
+        on n.shop_id = c.shop_id and n.customer_remote_id = c.remote_id
+      where ${shop('c.shop_id')} and coalesce(c.next_expiry_at, -1) <> coalesce(n.at, -1)`,
+  },
+  {
+    name: 'next_expiry_points and _credits = what the lots expiring then hold',
+    query: (shop) => sql`select c.shop_id, ${customer} as subject,
+        cast(coalesce(p.total, 0) as text) || ' points, ' || cast(coalesce(k.total, 0) as text) || ' credits' as expected,
+        cast(c.next_expiry_points as text) || ' points, ' || cast(c.next_expiry_credits as text) || ' credits' as actual
+      from customers c
+      left join (select shop_id, customer_remote_id, expires_at, sum(remaining) as total from points_lots where kind = 'points' and remaining > 0 group by shop_id, customer_remote_id, expires_at) p
+        on p.shop_id = c.shop_id and p.customer_remote_id = c.remote_id and p.expires_at = c.next_expiry_at
+      left join (select shop_id, customer_remote_id, expires_at, sum(remaining) as total from points_lots where kind = 'credits' and remaining > 0 group by shop_id, customer_remote_id, expires_at) k
+        on k.shop_id = c.shop_id and k.customer_remote_id = c.remote_id and k.expires_at = c.next_expiry_at
+      where ${shop('c.shop_id')} and (c.next_expiry_points <> coalesce(p.total, 0) or c.next_expiry_credits <> coalesce(k.total, 0))`,
+  },
+  {
+    name: 'every event belongs to a customer of its shop',
+    query: (shop) => sql`select e.shop_id, 'event ' || cast(e.id as text) as subject, 'customer ' || cast(e.customer_remote_id as text) as expected, 'no such customer' as actual
+      from points_events e where ${shop('e.shop_id')}
+        and not exists (select 1 from customers c where c.shop_id = e.shop_id and c.remote_id = e.customer_remote_id)`,
+  },
+];
+
+/** Every discrepancy in the ledger of one shop, or of every shop; at most `limit` per check. */
+export async function verifyLedger(db: DB, shopId: number | null, limit = 1000): Promise<Discrepancy[]> {
+  const out: Discrepancy[] = [];
+  const shop = (column: string) => (shopId === null ? sql`true` : sql`${sql.raw(column)} = ${shopId}`);
+  for (const check of CHECKS) {
+    const { rows } = await sql<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>`${check.query(shop)} limit ${limit}`.execute(db);
+    for (const row of rows) out.push({ shop_id: Number(row.shop_id), check: check.name, subject: row.subject, expected: String(row.expected), actual: String(row.actual) });
+  }
+  return out;
+}
