@@ -196,9 +196,14 @@ export async function perKey<K extends Record<string, number | string>, R>(
     const { rows } = await sql<R & K>`select k.*, q.* from unnest(${sql.join(arrays)}) as k(${names}) cross join lateral (${inner}) as q`.execute(trx);
     return rows;
   }
+  // Built and compiled once per call with a stand-in per key column; each key then only runs.
+  const slots = new Map(columns.map((c) => [c.name, { slot: c.name }]));
+  const compiled = build((column) => sql.val(slots.get(column)!)).compile(trx);
+  const positions = compiled.parameters.map((p) => (typeof p === 'object' && p !== null && 'slot' in p ? (p as { slot: string }).slot : null));
   const out: (R & K)[] = [];
   for (const key of keys) {
-    const { rows } = await build((column) => sql.val(key[column])).execute(trx);
+    const parameters = compiled.parameters.map((p, i) => (positions[i] === null ? p : key[positions[i]!]));
+    const { rows } = await trx.executeQuery<R>({ ...compiled, parameters });
     for (const row of rows) out.push({ ...row, ...key });
   }
   return out;

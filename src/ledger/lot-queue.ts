@@ -56,9 +56,9 @@ export class LotQueue {
     this.#afterId = never;
   }
 
-  /** Stored lots read ahead of time (the first chunk of many customers in one query). */
-  preload(lots: readonly Lot[]): void {
-    this.#take(lots);
+  /** Stored lots read ahead of time (the first of many customers in one query), at most `limit`. */
+  preload(lots: readonly Lot[], limit: number): void {
+    this.#take(lots, limit);
   }
 
   /** A lot granted by the batch. */
@@ -75,7 +75,7 @@ export class LotQueue {
     while (left > 0) {
       while (this.#next < this.#stored.length && this.#stored[this.#next]!.remaining === 0) this.#next++;
       if (this.#next === this.#stored.length && !this.#complete) {
-        this.#take(await this.load!(this.#afterKey, this.#afterId, this.chunk));
+        this.#take(await this.load!(this.#afterKey, this.#afterId, this.chunk), this.chunk);
         continue;
       }
       const stored = this.#stored[this.#next];
@@ -90,8 +90,8 @@ export class LotQueue {
     return out;
   }
 
-  #take(lots: readonly Lot[]): void {
-    if (lots.length < this.chunk) this.#complete = true;
+  #take(lots: readonly Lot[], limit: number): void {
+    if (lots.length < limit) this.#complete = true;
     const last = lots[lots.length - 1];
     if (last !== undefined) {
       this.#afterKey = last.key;

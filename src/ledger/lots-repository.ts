@@ -48,7 +48,8 @@ export interface FifoCursor {
 /**
  * The next `limit` unexpired lots of each cursor's customer and kind, in FIFO order (earliest
  * expiry first, never-expiring last, oldest first among equals), read off the index. A cursor
- * starts at (now, NEVER): lots that expired by `now` are skipped.
+ * starts at (now, NEVER): lots that expired by `now` are skipped. The limit is written into
+ * the SQL: SQLite plans a bound LIMIT several times slower (11 µs against 2 µs a read).
  */
 export async function fifoLots(db: DB, shopId: number, cursors: readonly FifoCursor[], limit: number): Promise<OpenLot[]> {
   const keys = cursors.map((c) => ({ cust: c.remoteId, kind: c.kind, after_key: c.afterKey, after_id: c.afterId }));
@@ -56,7 +57,7 @@ export async function fifoLots(db: DB, shopId: number, cursors: readonly FifoCur
     sql<{ id: number; remaining: number; lot_key: number }>`select id, remaining, ${KEY} as lot_key from points_lots
       where shop_id = ${shopId} and customer_remote_id = ${ref('cust')} and kind = ${ref('kind')} and ${OPEN}
         and ${KEY} >= ${ref('after_key')} and (${KEY} > ${ref('after_key')} or id > ${ref('after_id')})
-      order by ${KEY}, id limit ${limit}`,
+      order by ${KEY}, id limit ${sql.lit(limit)}`,
   );
   return rows.map((r) => ({ id: Number(r.id), customerRemoteId: Number(r.cust), kind: r.kind as LotKind, remaining: Number(r.remaining), key: Number(r.lot_key) }));
 }

@@ -56,7 +56,11 @@ export interface PostOptions {
   judgeOnly?: boolean;
 }
 
-/** Lots read per customer and kind at a time while a deduction consumes them. */
+/**
+ * Lots read per customer and kind at a time while a deduction consumes them: a first few for
+ * every deducting customer at once (most deductions take one or two lots), then larger chunks.
+ */
+const FIRST_CHUNK = 8;
 const CHUNK = 64;
 
 interface CustomerState {
@@ -71,8 +75,8 @@ interface CustomerState {
   storedCredits: number;
   earned: number;
   spent: number;
-  /** Whether this posting consumed any of the customer's lots (the next expiry is then read again). */
-  consumed: boolean;
+  /** What this posting took from stored lots, for the next expiry. */
+  takenStored: { key: number; kind: LotKind; amount: number }[];
   queues: Partial<Record<LotKind, LotQueue>>;
   /** Lots granted by this posting. */
   fresh: { lot: Lot; kind: LotKind }[];
@@ -100,7 +104,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       storedCredits: before.stored.credits,
       earned: before.earnedLifetime,
       spent: before.spentLifetime,
-      consumed: false,
+      takenStored: [],
       queues: {},
       fresh: [],
     });
@@ -148,8 +152,9 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
         state[kind] += amount;
         if (kind === 'points') state.spent -= amount;
         if (!writing) continue;
-        state.consumed = true;
-        consumptions.push(...(await queueOf(state, kind).consume(-amount, now)));
+        const taken = await queueOf(state, kind).consume(-amount, now);
+        for (const c of taken) if (!c.lot.fresh) state.takenStored.push({ key: c.lot.key, kind, amount: c.amount });
+        consumptions.push(...taken);
       }
     }
     if (writing) planned.push({ posting, state, points: state.points, credits: state.credits, consumptions });
@@ -206,15 +211,19 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   await insertConsumptions(trx, consumptions);
   await setLotsRemaining(trx, shopId, [...touched].map((l) => ({ id: l.id, remaining: l.remaining })));
 
-  // The next expiry: read again for customers whose lots were consumed, else merged with the
-  // lots just granted.
-  const consumedIds = [...states.values()].filter((s) => s.consumed).map((s) => s.remoteId);
-  const reread = await nextExpiries(trx, shopId, consumedIds, Number.MIN_SAFE_INTEGER);
+  // The next expiry follows from what the posting took and granted, but when it emptied the
+  // earliest lots: then the index says what expires next.
+  const known = new Map<number, NextExpiry | null>();
+  for (const state of states.values()) {
+    const next = storedNextAfter(state);
+    if (next !== undefined) known.set(state.remoteId, mergeNext(next, state));
+  }
+  const unknown = [...states.keys()].filter((id) => !known.has(id));
+  for (const [id, next] of await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER)) known.set(id, next);
   const stored: Record<string, unknown>[] = [];
   for (const state of states.values()) {
-    const storedNext = state.consumed ? (reread.get(state.remoteId) ?? null) : mergeNext(state.before.stored.nextExpiry, state);
-    const shownNext = state.consumed ? null : mergeNext(state.before.nextExpiry, state, now);
-    after.set(state.remoteId, balancesOf(state, storedNext, state.consumed ? await shownNextAfterConsuming(trx, shopId, state, storedNext, now) : shownNext));
+    const storedNext = known.get(state.remoteId) ?? null;
+    after.set(state.remoteId, balancesOf(state, storedNext, await shownNext(trx, shopId, state, storedNext, now)));
     stored.push({
       shop_id: shopId,
       remote_id: state.remoteId,
@@ -257,8 +266,8 @@ async function preloadDeductions(
   const byKey = new Map<string, Lot[]>();
   for (const key of wanted.keys()) byKey.set(key, []);
   const cursors = [...wanted.values()].map((w) => ({ ...w, afterKey: now, afterId: NEVER }));
-  for (const lot of await fifoLots(trx, shopId, cursors, CHUNK)) byKey.get(`${lot.customerRemoteId}:${lot.kind}`)!.push(storedLot(lot));
-  for (const { remoteId, kind } of wanted.values()) queueOf(states.get(remoteId)!, kind).preload(byKey.get(`${remoteId}:${kind}`)!);
+  for (const lot of await fifoLots(trx, shopId, cursors, FIRST_CHUNK)) byKey.get(`${lot.customerRemoteId}:${lot.kind}`)!.push(storedLot(lot));
+  for (const { remoteId, kind } of wanted.values()) queueOf(states.get(remoteId)!, kind).preload(byKey.get(`${remoteId}:${kind}`)!, FIRST_CHUNK);
 }
 
 /** The deductions among `entry` that the customer's available balance cannot cover. */
@@ -284,21 +293,36 @@ function shortfalls(state: CustomerState, entry: EventEntry, index: number): Pos
 }
 
 /**
- * A next expiry merged with the lots the posting granted (no lot was consumed). With `now`,
- * only lots expiring after it count: the next expiry as shown.
+ * The stored lots' earliest expiry after what the posting took from them, or undefined when
+ * the posting emptied the lots of that instant (what expires next is then unknown here).
+ * Deductions take the earliest unexpired lots first, so they touch the stored next expiry
+ * only by emptying it from the front.
  */
-function mergeNext(next: NextExpiry | null, state: CustomerState, now = Number.MIN_SAFE_INTEGER): NextExpiry | null {
+function storedNextAfter(state: CustomerState): NextExpiry | null | undefined {
+  const next = state.before.stored.nextExpiry;
+  if (next === null || state.takenStored.length === 0) return next;
+  const left = { ...next };
+  for (const taken of state.takenStored) {
+    if (taken.key === next.at) left[taken.kind] -= taken.amount;
+    else if (taken.key < next.at) throw new Error('a deduction took a lot older than the next expiry');
+  }
+  if (left.points > 0 || left.credits > 0) return left;
+  return undefined;
+}
+
+/** The stored next expiry merged with what the lots the posting granted still hold. */
+function mergeNext(next: NextExpiry | null, state: CustomerState): NextExpiry | null {
   let out = next === null ? null : { ...next };
   for (const { lot, kind } of state.fresh) {
-    if (lot.key === NEVER || lot.key <= now) continue;
+    if (lot.key === NEVER || lot.remaining === 0) continue;
     if (out === null || lot.key < out.at) out = { at: lot.key, points: 0, credits: 0 };
-    if (lot.key === out.at) out[kind] += lot.amount;
+    if (lot.key === out.at) out[kind] += lot.remaining;
   }
   return out;
 }
 
-/** The next expiry after now of a customer whose lots were consumed: the stored one unless it has passed. */
-async function shownNextAfterConsuming(trx: DB, shopId: number, state: CustomerState, storedNext: NextExpiry | null, now: number): Promise<NextExpiry | null> {
+/** The next expiry as shown (after now): the stored one, unless it has passed already. */
+async function shownNext(trx: DB, shopId: number, state: CustomerState, storedNext: NextExpiry | null, now: number): Promise<NextExpiry | null> {
   if (storedNext === null || storedNext.at > now) return storedNext;
   return (await nextExpiries(trx, shopId, [state.remoteId], now)).get(state.remoteId) ?? null;
 }
