@@ -1,3 +1,4 @@
+import { history } from './history.js';
 import { ledger } from './ledger.js';
 import { lists } from './lists.js';
 
@@ -7,4 +8,4 @@ export interface Benchmark {
 }
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = { ledger, lists };
+export const benchmarks: Record<string, Benchmark> = { history, ledger, lists };

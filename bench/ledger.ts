@@ -1,20 +1,16 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import { connect, type Database } from '../src/db/connect.js';
 import { transaction } from '../src/db/dialect.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import type { PointsEventsTable } from '../src/db/tables.js';
 import { createShop, createToken } from '../src/shops/repository.js';
 import type { Benchmark } from './index.js';
+import { scratchDatabase, seedCustomers } from './lib/scratch.js';
 import { mb, startServer } from './lib/server.js';
 
 // `npm run bench -- ledger [sqlite|postgres]`: batches of 1000 grants over 10,000 customers
 // sent over HTTP to a real server, against the ceiling of the same event rows inserted with
 // plain multi-row INSERTs into the same database, without HTTP.
 
-const PG_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const CUSTOMERS = 10_000;
 const BATCH = 1000;
 const WARMUP_BATCHES = 5;
@@ -25,48 +21,6 @@ const PLAN = {
   postgres: { batches: 100, target: 20_000, inFlight: 8 },
 } as const;
 type Dialect = keyof typeof PLAN;
-
-interface Scratch {
-  url: string;
-  drop(): Promise<void>;
-}
-
-async function scratchDatabase(dialect: Dialect): Promise<Scratch> {
-  if (dialect === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loyalty-bench-'));
-    return { url: `sqlite:${path.join(dir, 'bench.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `loyalty_bench_${process.pid}`;
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`drop database if exists ${name} with (force)`);
-  await admin(`create database ${name}`);
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
-}
-
-async function seedCustomers(database: Database, shopId: number, now: number): Promise<void> {
-  const rows = Array.from({ length: CUSTOMERS }, (_, i) => ({
-    shop_id: shopId,
-    remote_id: i + 1,
-    email: `customer${i + 1}@example.com`,
-    first_name: null,
-    last_name: null,
-    phone: null,
-    birthday: null,
-    created_at: now,
-    updated_at: now,
-  }));
-  for (let i = 0; i < rows.length; i += 1000) await database.db.insertInto('customers').values(rows.slice(i, i + 1000)).execute();
-}
 
 /**
  * Events spread over every customer: batch b, element e goes to customer (b * 1000 + e) mod
@@ -135,14 +89,14 @@ async function ceiling(database: Database, shopId: number, batches: number, now:
 
 async function runDialect(dialect: Dialect): Promise<void> {
   const { batches, target, inFlight } = PLAN[dialect];
-  const scratch = await scratchDatabase(dialect);
+  const scratch = await scratchDatabase(dialect, 'ledger');
   const database = connect(scratch.url);
   try {
     await migrateToLatest(database.db);
     const now = Date.now();
     const shop = await createShop(database.db, { name: 'Bench shop' }, now);
     const { token } = await createToken(database.db, shop.id, 'bench', now);
-    await seedCustomers(database, shop.id, now);
+    await seedCustomers(database, shop.id, CUSTOMERS, now);
     const bodies = Array.from({ length: WARMUP_BATCHES + batches }, (_, b) => batchBody(b));
     const mixedBodies = Array.from({ length: batches }, (_, b) => batchBody(WARMUP_BATCHES + batches + b, true));
 
