@@ -80,6 +80,8 @@ async function ceiling(database: Database, shopId: number, batches: number, now:
       created_at: now,
       points_balance: 0,
       credits_balance: 0,
+      reverses_event_id: null,
+      redemption_id: null,
     })),
   );
   const started = performance.now();

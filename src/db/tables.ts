@@ -79,6 +79,10 @@ export interface PointsEventsTable {
   created_at: number;
   points_balance: number;
   credits_balance: number;
+  /** The event this one undoes (source reversal); at most one reversal per event. */
+  reverses_event_id: number | null;
+  /** The redemption whose points this event spent or gave back. */
+  redemption_id: number | null;
 }
 
 export type LotKind = 'points' | 'credits';
@@ -95,6 +99,10 @@ export interface PointsLotsTable {
   created_at: number;
 }
 
+/**
+ * What an event took from a lot (a deduction, an expiration, the reversal of a grant), or,
+ * negative, gave back to it (the reversal of a deduction restores the very lots it took).
+ */
 export interface LotConsumptionsTable {
   shop_id: number;
   event_id: number;

@@ -20,6 +20,9 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   payload_too_large: 'The request body is larger than the limit',
   unsupported_media_type: 'Request bodies must be JSON, sent with Content-Type: application/json',
   validation_failed: '2 points events are invalid',
+  insufficient_balance: 'The customer has 120 points available; cannot take back 500',
+  not_reversible: 'Points event 4812 is an expiration; expirations and reversals cannot be reversed',
+  already_reversed: 'Points event 4812 was already reversed by points event 4990',
   idempotency_key_mismatch: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
   rate_limited: 'Rate limit of 6000 requests per 60 seconds exceeded; retry after the time in Retry-After',
   internal_error: 'Something went wrong on our side; the request ID identifies it in our logs',
@@ -77,9 +80,15 @@ export type ErrorStatus = keyof typeof COMMON_ERRORS | keyof typeof WRITE_ERRORS
 
 const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying', examples: [1] } };
 
+/**
+ * Codes that only some routes answer with: each route that does names them (errorResponses'
+ * `codes`), so that no other route documents them.
+ */
+const ROUTE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['insufficient_balance', 'not_reversible', 'already_reversed']);
+
 /** A documented error response: the shared Error schema, an example of each code the status carries. */
-export function errorRef(status: number, description: string) {
-  const codes = ERROR_CODES.filter((code) => errorStatus(code) === status);
+export function errorRef(status: number, description: string, routeCodes: readonly ErrorCode[] = []) {
+  const codes = ERROR_CODES.filter((code) => errorStatus(code) === status && (!ROUTE_CODES.has(code) || routeCodes.includes(code)));
   const examples = Object.fromEntries(codes.map((code) => [code, { summary: code, value: exampleError(code) }]));
   return {
     description,
@@ -88,10 +97,10 @@ export function errorRef(status: number, description: string) {
   };
 }
 
-/** The documented error responses of a route: the common ones plus those it names. */
-export function errorResponses(kind: 'read' | 'write', extra: Partial<Record<ErrorStatus, string>> = {}): Record<number, unknown> {
+/** The documented error responses of a route: the common ones plus those it names, with the route's own codes. */
+export function errorResponses(kind: 'read' | 'write', extra: Partial<Record<ErrorStatus, string>> = {}, codes: readonly ErrorCode[] = []): Record<number, unknown> {
   const out: Record<number, unknown> = {};
   const all: Record<number, string | undefined> = { ...COMMON_ERRORS, ...(kind === 'write' ? WRITE_ERRORS : {}), ...extra };
-  for (const [status, description] of Object.entries(all)) if (description) out[Number(status)] = errorRef(Number(status), description);
+  for (const [status, description] of Object.entries(all)) if (description) out[Number(status)] = errorRef(Number(status), description, codes);
   return out;
 }

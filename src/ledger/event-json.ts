@@ -14,8 +14,11 @@ function time(ms: number): string {
   return lastText;
 }
 
-/** A stored event as the API shows it; `email` is the customer's current e-mail. */
-export function eventJson(row: PointsEventsTable, email: string | null): PointsEvent {
+/**
+ * A stored event as the API shows it; `email` is the customer's current e-mail, and
+ * `reversedBy` the id of the reversal that undid it (read with the row when listed).
+ */
+export function eventJson(row: PointsEventsTable, email: string | null, reversedBy: number | null = null): PointsEvent {
   return {
     id: Number(row.id),
     customer: {
@@ -33,5 +36,8 @@ export function eventJson(row: PointsEventsTable, email: string | null): PointsE
     applied_at: time(Number(row.applied_at)),
     expires_at: row.expires_at === null ? null : time(Number(row.expires_at)),
     created_at: time(Number(row.created_at)),
+    reverses_event_id: row.reverses_event_id === null ? null : Number(row.reverses_event_id),
+    reversed_by_event_id: reversedBy === null ? null : Number(reversedBy),
+    redemption_id: row.redemption_id === null ? null : Number(row.redemption_id),
   };
 }

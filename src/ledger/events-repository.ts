@@ -4,7 +4,7 @@ import type { DB, PointsEventsTable } from '../db/tables.js';
 
 // The append-only ledger: events are inserted, read and listed, never updated or deleted.
 
-export type EventRow = Selectable<PointsEventsTable> & { email: string | null };
+export type EventRow = Selectable<PointsEventsTable> & { email: string | null; reversed_by_event_id: number | null };
 
 export async function insertEvents(db: DB, rows: PointsEventsTable[]): Promise<void> {
   await insertRows(db, 'points_events', rows);
@@ -23,8 +23,11 @@ export function eventsQuery(db: DB, shopId: number, filters: EventFilters = {}) 
     .leftJoin('customers', (join) =>
       join.onRef('customers.shop_id', '=', 'points_events.shop_id').onRef('customers.remote_id', '=', 'points_events.customer_remote_id'),
     )
+    .leftJoin('points_events as reversal', (join) =>
+      join.onRef('reversal.shop_id', '=', 'points_events.shop_id').onRef('reversal.reverses_event_id', '=', 'points_events.id'),
+    )
     .selectAll('points_events')
-    .select('customers.email')
+    .select(['customers.email', 'reversal.id as reversed_by_event_id'])
     .where('points_events.shop_id', '=', shopId);
   if (filters.customerRemoteId !== undefined) query = query.where('points_events.customer_remote_id', '=', filters.customerRemoteId);
   if (filters.source !== undefined) query = query.where('points_events.source', '=', filters.source);

@@ -53,6 +53,8 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
       created_at: now,
       points_balance: balance.points,
       credits_balance: balance.credits,
+      reverses_event_id: null,
+      redemption_id: null,
     };
   });
   await insertEvents(trx, events);

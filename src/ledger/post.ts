@@ -27,11 +27,34 @@ export interface EventEntry {
   appliedAt: number;
   /** When what the event grants expires; null for never, and for a pure deduction. */
   expiresAt: number | null;
+  /** The event a reversal undoes. */
+  reversesEventId?: number | null;
+  /** The reward redemption the event spends points on, or gives them back for. */
+  redemptionId?: number | null;
+}
+
+/** A lot as stored: what it holds now and its FIFO key. */
+export interface StoredLotRef {
+  id: number;
+  kind: LotKind;
+  remaining: number;
+  key: number;
+}
+
+/**
+ * How a reversal moves lots (reverse.ts builds it): what the reversed event took goes back to
+ * the very lots it came from, and what it granted is taken back from its own lots first.
+ */
+export interface ReversalPlan {
+  restores: { lot: StoredLotRef; amount: number }[];
+  own: StoredLotRef[];
 }
 
 export interface Posting {
   customer: { remoteId: number; email: string | null };
   entry: EventEntry;
+  /** Only for a reversal, posted on its own. */
+  reversal?: ReversalPlan;
 }
 
 /** A posting the balance cannot cover, by its index in the list given. */
@@ -77,6 +100,8 @@ interface CustomerState {
   spent: number;
   /** What this posting took from stored lots, for the next expiry. */
   takenStored: { key: number; kind: LotKind; amount: number }[];
+  /** Whether a reversal gave something back to stored lots (the next expiry is then read again). */
+  restored: boolean;
   queues: Partial<Record<LotKind, LotQueue>>;
   /** Lots granted by this posting. */
   fresh: { lot: Lot; kind: LotKind }[];
@@ -105,11 +130,21 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       earned: before.earnedLifetime,
       spent: before.spentLifetime,
       takenStored: [],
+      restored: false,
       queues: {},
       fresh: [],
     });
   }
 
+  if (postings.length > 1 && postings.some((p) => p.reversal)) throw new Error('a reversal is posted on its own');
+  // One object per stored lot, however often it is read, so that what a posting took from it
+  // counts wherever it is read again.
+  const lotsRead = new Map<number, Lot>();
+  const storedLot = (lot: { id: number; remaining: number; key: number }): Lot => {
+    let out = lotsRead.get(lot.id);
+    if (out === undefined) lotsRead.set(lot.id, (out = { id: lot.id, fresh: false, seq: lot.id, amount: 0, remaining: lot.remaining, key: lot.key, eventIndex: -1 }));
+    return out;
+  };
   const loader = (remoteId: number, kind: LotKind) => async (afterKey: number, afterId: number, limit: number) =>
     (await fifoLots(trx, shopId, [{ remoteId, kind, afterKey, afterId }], limit)).map(storedLot);
   const queueOf = (state: CustomerState, kind: LotKind): LotQueue => {
@@ -120,7 +155,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     }
     return queue;
   };
-  if (!options.judgeOnly) await preloadDeductions(trx, shopId, postings, states, queueOf, now);
+  if (!options.judgeOnly) await preloadDeductions(trx, shopId, postings, states, queueOf, storedLot, now);
 
   const failures: PostingFailure[] = [];
   const planned: { posting: Posting; state: CustomerState; points: number; credits: number; consumptions: Consumption[] }[] = [];
@@ -141,6 +176,40 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       if (amount === 0) continue;
       if (kind === 'points') state.storedPoints += amount;
       else state.storedCredits += amount;
+      if (posting.reversal) {
+        // A reversal flips what the event it undoes counted: a grant's points come off what
+        // was earned, a deduction's off what was spent.
+        if (kind === 'points') {
+          if (amount > 0) state.spent -= amount;
+          else state.earned += amount;
+        }
+        if (amount > 0) {
+          for (const { lot: ref, amount: back } of posting.reversal.restores) {
+            if (ref.kind !== kind) continue;
+            const lot = storedLot(ref);
+            lot.remaining += back;
+            if (lot.key > now) state[kind] += back;
+            consumptions.push({ lot, amount: -back });
+          }
+          state.restored = true;
+        } else {
+          state[kind] += amount;
+          let left = -amount;
+          for (const ref of posting.reversal.own) {
+            const lot = storedLot(ref);
+            if (ref.kind !== kind || lot.key <= now || lot.remaining === 0 || left === 0) continue;
+            const take = Math.min(lot.remaining, left);
+            lot.remaining -= take;
+            left -= take;
+            consumptions.push({ lot, amount: take });
+            state.takenStored.push({ key: lot.key, kind, amount: take });
+          }
+          const taken = left > 0 ? await queueOf(state, kind).consume(left, now) : [];
+          for (const c of taken) state.takenStored.push({ key: c.lot.key, kind, amount: c.amount });
+          consumptions.push(...taken);
+        }
+        continue;
+      }
       if (amount > 0) {
         if (entry.expiresAt === null || entry.expiresAt > now) state[kind] += amount;
         if (kind === 'points') state.earned += amount;
@@ -186,6 +255,8 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     created_at: now,
     points_balance: p.points,
     credits_balance: p.credits,
+    reverses_event_id: p.posting.entry.reversesEventId ?? null,
+    redemption_id: p.posting.entry.redemptionId ?? null,
   }));
   const lots: PointsLotsTable[] = freshLots.map(({ lot, kind, state }) => ({
     shop_id: shopId,
@@ -243,10 +314,6 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   return { failures: [], events: created, balances: after };
 }
 
-function storedLot(lot: { id: number; remaining: number; key: number }): Lot {
-  return { id: lot.id, fresh: false, seq: lot.id, amount: 0, remaining: lot.remaining, key: lot.key, eventIndex: -1 };
-}
-
 /** The first chunk of lots of every customer and kind a posting deducts from, in one query. */
 async function preloadDeductions(
   trx: DB,
@@ -254,6 +321,7 @@ async function preloadDeductions(
   postings: readonly Posting[],
   states: Map<number, CustomerState>,
   queueOf: (state: CustomerState, kind: LotKind) => LotQueue,
+  storedLot: (lot: { id: number; remaining: number; key: number }) => Lot,
   now: number,
 ): Promise<void> {
   const wanted = new Map<string, { remoteId: number; kind: LotKind }>();
@@ -299,6 +367,7 @@ function shortfalls(state: CustomerState, entry: EventEntry, index: number): Pos
  * only by emptying it from the front.
  */
 function storedNextAfter(state: CustomerState): NextExpiry | null | undefined {
+  if (state.restored) return undefined;
   const next = state.before.stored.nextExpiry;
   if (next === null || state.takenStored.length === 0) return next;
   const left = { ...next };

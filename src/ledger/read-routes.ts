@@ -22,7 +22,7 @@ const CustomerParams = Type.Object({
 const listSpec = {
   idColumn: 'points_events.id',
   sortable: SORTABLE,
-  toJson: (rows: EventRow[]) => rows.map((row) => eventJson(row, row.email)),
+  toJson: (rows: EventRow[]) => rows.map((row) => eventJson(row, row.email, row.reversed_by_event_id)),
 };
 
 /** The read endpoints of the ledger: the shop's events, one event, one customer's events. */
@@ -59,7 +59,7 @@ export function registerLedgerReadRoutes(app: FastifyInstance): void {
       const eventId = parseRemoteId(id);
       const row = eventId === null ? undefined : await findEvent(app.db, request.shop.id, eventId);
       if (row === undefined) throw notFound('points event', id);
-      return { data: eventJson(row, row.email) };
+      return { data: eventJson(row, row.email, row.reversed_by_event_id) };
     },
   );
 

@@ -1,15 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DB } from '../db/tables.js';
-import { AppError, type ErrorDetail } from '../errors.js';
+import { AppError, notFound, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors, isJsonObject } from '../http/validation.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { applyEvents } from './apply.js';
+import { reverseEvent } from './reverse.js';
+import { parseRemoteId } from '../customers/repository.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
 import { checkEvent, invalidEvents } from './rules.js';
-import { BatchInput, PointsEvent, PointsEventInput } from './schemas.js';
+import { BatchInput, PointsEvent, PointsEventInput, ReverseInput } from './schemas.js';
 
 const TAGS = ['Points events'];
 const NO_ERRORS: readonly ErrorDetail[] = [];
@@ -90,6 +92,47 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
         const shop = await currentShop(trx, request.shop.id);
         const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, shop, now, `points_events[${i}].`));
         const data = await applyEvents(trx, request.shop.id, entries, now, true, envelope);
+        return { status: 201, body: { data } };
+      });
+    },
+  );
+
+  const ReverseParams = Type.Object({ id: Type.String({ description: 'The id of the points event to reverse', examples: ['4812'] }) });
+  app.post(
+    '/points_events/:id/reverse',
+    {
+      // The body is optional: none reads as {} (a hook of the route runs after the app's).
+      preValidation: async (request) => {
+        if (request.body === undefined || request.body === null) request.body = {};
+      },
+      schema: {
+        tags: TAGS,
+        summary: 'Reverse a points event',
+        description:
+          'Writes one `reversal` event that undoes the event exactly: what a deduction took goes back into the very lots it came from, with their ' +
+          'original expiry (what lands in a lot that has expired since is written off by the expiry sweep); what a grant gave is taken back from its ' +
+          'own lot first, then first-expiring first from the others, never below zero (422 `insufficient_balance`). Expirations and reversals cannot ' +
+          'be reversed (422 `not_reversible`), and an event is reversed at most once (409 `already_reversed`). The original then shows ' +
+          '`reversed_by_event_id`. The body is optional.',
+        params: ReverseParams,
+        body: ReverseInput,
+        response: {
+          201: DataEnvelope(PointsEvent),
+          ...errorResponses(
+            'write',
+            { 404: 'No such points event in this shop', 409: 'Already reversed, or a request with this Idempotency-Key is still running', 422: 'Not reversible, not covered by the balance, or invalid fields' },
+            ['insufficient_balance', 'not_reversible', 'already_reversed'],
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const eventId = parseRemoteId(id);
+      const body = (request.body ?? {}) as { internal_note?: string | null; external_note?: string | null };
+      return runWrite(request, reply, async (trx) => {
+        if (eventId === null) throw notFound('points event', id);
+        const data = await reverseEvent(trx, request.shop.id, eventId, app.clock(), { internalNote: body.internal_note, externalNote: body.external_note });
         return { status: 201, body: { data } };
       });
     },

@@ -24,8 +24,10 @@ export const INPUT_SOURCES = [
 
 /** Written only by the expiry sweep. */
 export const EXPIRATION_SOURCE = 'expiration';
+/** Written only by POST /points_events/{id}/reverse (and by voiding a redemption). */
+export const REVERSAL_SOURCE = 'reversal';
 
-export const ALL_SOURCES = [...INPUT_SOURCES, EXPIRATION_SOURCE] as const;
+export const ALL_SOURCES = [...INPUT_SOURCES, EXPIRATION_SOURCE, REVERSAL_SOURCE] as const;
 
 /** Sources whose custom_action_name is required (for visit_url it holds the URL). */
 export const NAMED_SOURCES: ReadonlySet<string> = new Set(['custom_action', 'visit_url']);
@@ -111,6 +113,14 @@ export const PointsEventInput = Type.Object(
 );
 export type PointsEventInput = Static<typeof PointsEventInput>;
 
+export const ReverseInput = Type.Object(
+  {
+    internal_note: Note('Why the event is reversed, for the merchant\'s staff (default: "Reverses points event N")'),
+    external_note: Note('Why the event is reversed, shown to the customer'),
+  },
+  { additionalProperties: false, description: 'Optional notes for the reversal event', examples: [{ internal_note: 'Granted twice by mistake' }] },
+);
+
 const batchSchemas = new Map<number, ReturnType<typeof makeBatchInput>>();
 
 function makeBatchInput(maxEvents: number) {
@@ -157,7 +167,10 @@ export const PointsEvent = Type.Object(
       },
       { description: 'The customer, with the balances right after this event' },
     ),
-    source: Type.Enum([...ALL_SOURCES], { description: 'expiration events are written by the expiry sweep', examples: ['order'] }),
+    source: Type.Enum([...ALL_SOURCES], {
+      description: 'expiration events are written by the expiry sweep, reversal events by POST /points_events/{id}/reverse',
+      examples: ['order'],
+    }),
     points_amount: Type.Integer({ examples: [120] }),
     credits_amount: Type.Number({ examples: [0] }),
     internal_note: Type.Union([Type.String(), Type.Null()]),
@@ -166,6 +179,9 @@ export const PointsEvent = Type.Object(
     applied_at: Type.String({ format: 'date-time' }),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When what this event granted expires; null for never or for a deduction' }),
     created_at: Type.String({ format: 'date-time' }),
+    reverses_event_id: Type.Union([Type.Integer(), Type.Null()], { description: 'For a reversal: the event it undoes', examples: [null] }),
+    reversed_by_event_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The reversal that undid this event, if any', examples: [null] }),
+    redemption_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The reward redemption this event spent points on, or gave them back for', examples: [null] }),
   },
   { $id: 'PointsEvent', title: 'PointsEvent' },
 );

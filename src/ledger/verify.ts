@@ -36,20 +36,20 @@ function storedAgainst(name: string, column: string, sums: RawBuilder<unknown>, 
   };
 }
 
-/** An event's amount of one kind against its lot (grants) or its consumptions (deductions). */
+/** An event's amount of one kind = what the lots it created hold at first, less what it took from lots (a reversal's give-backs are negative). */
 function eventMoves(kind: 'points' | 'credits'): Check {
   const amount = sql.raw(`e.${kind}_amount`);
+  const moved = sql`coalesce(g.total, 0) - coalesce(d.total, 0)`;
   return {
-    name: `${kind} of each event = its lot (grant) or its consumptions (deduction)`,
-    query: (shop) => sql`select e.shop_id, 'event ' || cast(e.id as text) as subject, ${amount} as expected,
-        case when ${amount} > 0 then coalesce(g.total, 0) else -coalesce(d.total, 0) end as actual
+    name: `${kind} of each event = its lots less what it took from lots`,
+    query: (shop) => sql`select e.shop_id, 'event ' || cast(e.id as text) as subject, ${amount} as expected, ${moved} as actual
       from points_events e
       left join (select shop_id, event_id, sum(amount) as total from points_lots where kind = ${kind} group by shop_id, event_id) g
         on g.shop_id = e.shop_id and g.event_id = e.id
       left join (select lc.shop_id, lc.event_id, sum(lc.amount) as total from lot_consumptions lc
           join points_lots l on l.shop_id = lc.shop_id and l.id = lc.lot_id where l.kind = ${kind} group by lc.shop_id, lc.event_id) d
         on d.shop_id = e.shop_id and d.event_id = e.id
-      where ${shop('e.shop_id')} and ${amount} <> case when ${amount} > 0 then coalesce(g.total, 0) else -coalesce(d.total, 0) end`,
+      where ${shop('e.shop_id')} and ${amount} <> ${moved}`,
   };
 }
 
@@ -58,8 +58,18 @@ const CHECKS: Check[] = [
   storedAgainst('credits_balance = the sum of the customer\'s events', 'credits_balance', eventSums('credits_amount')),
   storedAgainst('points_balance = what the customer\'s points lots hold', 'points_balance', lotSums('points')),
   storedAgainst('credits_balance = what the customer\'s credits lots hold', 'credits_balance', lotSums('credits')),
-  storedAgainst('points_earned_lifetime = the points granted', 'points_earned_lifetime', eventSums('points_amount', sql`points_amount > 0`)),
-  storedAgainst('points_spent_lifetime = the points deducted', 'points_spent_lifetime', eventSums('points_amount', sql`points_amount < 0 and source <> 'expiration'`), true),
+  // A reversal takes back from what the event it undoes counted: a grant's points from the earned, a deduction's from the spent.
+  storedAgainst(
+    'points_earned_lifetime = the points granted, less reversed grants',
+    'points_earned_lifetime',
+    eventSums('points_amount', sql`(points_amount > 0 and source <> 'reversal') or (points_amount < 0 and source = 'reversal')`),
+  ),
+  storedAgainst(
+    'points_spent_lifetime = the points deducted, less reversed deductions',
+    'points_spent_lifetime',
+    eventSums('points_amount', sql`(points_amount < 0 and source not in ('expiration', 'reversal')) or (points_amount > 0 and source = 'reversal')`),
+    true,
+  ),
   {
     name: 'each lot\'s remaining = its amount less its consumptions',
     query: (shop) => sql`select l.shop_id, 'lot ' || cast(l.id as text) as subject, l.amount - coalesce(s.total, 0) as expected, l.remaining as actual
@@ -74,9 +84,11 @@ const CHECKS: Check[] = [
       from points_lots where ${shop('shop_id')} and (amount <= 0 or remaining < 0 or remaining > amount)`,
   },
   {
-    name: 'consumptions take something',
-    query: (shop) => sql`select shop_id, 'consumption of lot ' || cast(lot_id as text) || ' by event ' || cast(event_id as text) as subject, '> 0' as expected, amount as actual
-      from lot_consumptions where ${shop('shop_id')} and amount <= 0`,
+    name: 'consumptions take something; only a reversal gives back (a negative one)',
+    query: (shop) => sql`select c.shop_id, 'consumption of lot ' || cast(c.lot_id as text) || ' by event ' || cast(c.event_id as text) as subject,
+        case when e.source = 'reversal' then '<> 0' else '> 0' end as expected, c.amount as actual
+      from lot_consumptions c join points_events e on e.shop_id = c.shop_id and e.id = c.event_id
+      where ${shop('c.shop_id')} and (c.amount = 0 or (c.amount < 0 and e.source <> 'reversal'))`,
   },
   {
     name: 'stored balances are not negative',

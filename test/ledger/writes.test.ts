@@ -29,6 +29,9 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
       applied_at: '2026-01-15T12:00:00.000Z',
       expires_at: null,
       created_at: '2026-01-15T12:00:00.000Z',
+      reverses_event_id: null,
+      reversed_by_event_id: null,
+      redemption_id: null,
     });
     expect(await balanceOf(t, 1)).toEqual({ points: 120, credits: 5.5 });
   });
