@@ -156,6 +156,43 @@ export interface RewardsTable extends Timestamps {
   /** Hundredths (of the currency, or of a percent). */
   value: number;
   enabled: number;
+  /** Redemptions a customer may make of it (voided ones count too); null for no limit. */
+  limit_per_customer: number | null;
+  /** Starts every code generated for it. */
+  code_prefix: string | null;
+  /** Codes issued for it expire this many days after the redemption; null for never. */
+  code_valid_days: number | null;
+}
+
+/** A code a merchant uploaded for a reward; issued once, to one redemption. */
+export interface RewardCodesTable {
+  shop_id: number;
+  id: number;
+  reward_id: number;
+  code: string;
+  redemption_id: number | null;
+  created_at: number;
+}
+
+export type RedemptionStatus = 'issued' | 'used' | 'voided';
+
+export interface RedemptionsTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  reward_id: number;
+  /** The reward's name when it was redeemed. */
+  reward_name: string;
+  customer_remote_id: number;
+  points_spent: number;
+  code: string;
+  status: RedemptionStatus;
+  expires_at: number | null;
+  /** The reward_redemption event that spent the points. */
+  points_event_id: number;
+  /** The reversal that gave them back, once voided. */
+  void_event_id: number | null;
+  used_at: number | null;
+  voided_at: number | null;
 }
 
 export interface VipTiersTable extends Timestamps {
@@ -228,6 +265,8 @@ export interface Tables {
   subscription_contracts: SubscriptionContractsTable;
   subscription_billing_attempts: SubscriptionBillingAttemptsTable;
   rewards: RewardsTable;
+  reward_codes: RewardCodesTable;
+  redemptions: RedemptionsTable;
   vip_tiers: VipTiersTable;
   referrals: ReferralsTable;
   webhooks: WebhooksTable;

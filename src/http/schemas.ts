@@ -23,6 +23,11 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   insufficient_balance: 'The customer has 120 points available; cannot take back 500',
   not_reversible: 'Points event 4812 is an expiration; expirations and reversals cannot be reversed',
   already_reversed: 'Points event 4812 was already reversed by points event 4990',
+  reward_disabled: 'Reward 12 is disabled: customers cannot redeem it now',
+  redemption_limit_reached: 'The customer has redeemed reward 12 2 times, its limit per customer',
+  reward_out_of_codes: 'Reward 12 has no unused codes left; upload more with POST /rewards/12/codes',
+  redemption_not_voidable: 'Redemption 31 was used; only an issued redemption can be voided',
+  redemption_not_usable: 'Redemption 31 was voided; only an issued redemption can be marked used',
   idempotency_key_mismatch: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
   rate_limited: 'Rate limit of 6000 requests per 60 seconds exceeded; retry after the time in Retry-After',
   internal_error: 'Something went wrong on our side; the request ID identifies it in our logs',
@@ -84,7 +89,16 @@ const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description:
  * Codes that only some routes answer with: each route that does names them (errorResponses'
  * `codes`), so that no other route documents them.
  */
-const ROUTE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['insufficient_balance', 'not_reversible', 'already_reversed']);
+const ROUTE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'insufficient_balance',
+  'not_reversible',
+  'already_reversed',
+  'reward_disabled',
+  'redemption_limit_reached',
+  'reward_out_of_codes',
+  'redemption_not_voidable',
+  'redemption_not_usable',
+]);
 
 /** A documented error response: the shared Error schema, an example of each code the status carries. */
 export function errorRef(status: number, description: string, routeCodes: readonly ErrorCode[] = []) {

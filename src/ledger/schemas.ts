@@ -26,8 +26,10 @@ export const INPUT_SOURCES = [
 export const EXPIRATION_SOURCE = 'expiration';
 /** Written only by POST /points_events/{id}/reverse (and by voiding a redemption). */
 export const REVERSAL_SOURCE = 'reversal';
+/** Written only by POST /redemptions. */
+export const REDEMPTION_SOURCE = 'reward_redemption';
 
-export const ALL_SOURCES = [...INPUT_SOURCES, EXPIRATION_SOURCE, REVERSAL_SOURCE] as const;
+export const ALL_SOURCES = [...INPUT_SOURCES, EXPIRATION_SOURCE, REVERSAL_SOURCE, REDEMPTION_SOURCE] as const;
 
 /** Sources whose custom_action_name is required (for visit_url it holds the URL). */
 export const NAMED_SOURCES: ReadonlySet<string> = new Set(['custom_action', 'visit_url']);
@@ -168,7 +170,7 @@ export const PointsEvent = Type.Object(
       { description: 'The customer, with the balances right after this event' },
     ),
     source: Type.Enum([...ALL_SOURCES], {
-      description: 'expiration events are written by the expiry sweep, reversal events by POST /points_events/{id}/reverse',
+      description: 'expiration events are written by the expiry sweep, reversal events by POST /points_events/{id}/reverse, reward_redemption events by POST /redemptions',
       examples: ['order'],
     }),
     points_amount: Type.Integer({ examples: [120] }),

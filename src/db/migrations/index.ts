@@ -4,7 +4,8 @@ import * as m002 from './002_ledger.js';
 import * as m003 from './003_records.js';
 import * as m004 from './004_webhooks.js';
 import * as m005 from './005_stored_balances.js';
-import * as m007 from './007_event_links.js';
+import * as m006 from './006_event_links.js';
+import * as m007 from './007_redemptions.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -13,5 +14,6 @@ export const migrations: Record<string, Migration> = {
   '003_records': m003,
   '004_webhooks': m004,
   '005_stored_balances': m005,
-  '007_event_links': m007,
+  '006_event_links': m006,
+  '007_redemptions': m007,
 };

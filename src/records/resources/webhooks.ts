@@ -3,8 +3,17 @@ import type { Resource } from '../resource.js';
 import { publicUrlErrors } from '../../webhooks/public-url.js';
 
 // Every topic is delivered (webhooks/): points events written by the API or by the expiry
-// sweep, customers created or updated (PUT, import), referrals that become completed.
-export const WEBHOOK_TOPICS = ['points_event.created', 'points_event.expired', 'customer.created', 'customer.updated', 'referral.completed'] as const;
+// sweep, customers created or updated (PUT, import), referrals that become completed,
+// redemptions created or voided.
+export const WEBHOOK_TOPICS = [
+  'points_event.created',
+  'points_event.expired',
+  'customer.created',
+  'customer.updated',
+  'referral.completed',
+  'redemption.created',
+  'redemption.voided',
+] as const;
 
 export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 
