@@ -15,6 +15,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Orders', description: 'Orders synced from the commerce platform' },
   { name: 'Subscriptions', description: 'Subscription contracts and their billing attempts' },
   { name: 'Rewards', description: 'Rewards customers redeem points for' },
+  { name: 'Redemptions', description: 'Customers spending points on rewards, and the codes they receive' },
   { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },
   { name: 'Referrals', description: 'Customers referring customers' },
   { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },

@@ -5,7 +5,7 @@ import { lockBalances } from './balances.js';
 import { findEvent } from './events-repository.js';
 import { NEVER } from './lots-repository.js';
 import { postEvents, type ReversalPlan, type StoredLotRef } from './post.js';
-import { EXPIRATION_SOURCE, REVERSAL_SOURCE, type PointsEvent } from './schemas.js';
+import { EXPIRATION_SOURCE, REDEMPTION_SOURCE, REVERSAL_SOURCE, type PointsEvent } from './schemas.js';
 
 // A reversal undoes one points event exactly (docs/ledger.md, "Reversals"): what a deduction
 // took goes back into the very lots it came from, with their original expiry; what a grant
@@ -57,6 +57,10 @@ export async function reverseEvent(trx: DB, shopId: number, eventId: number, now
   if (original === undefined) throw notFound('points event', eventId);
   if (original.source === EXPIRATION_SOURCE || original.source === REVERSAL_SOURCE) {
     throw new AppError('not_reversible', `Points event ${eventId} is ${original.source === EXPIRATION_SOURCE ? 'an expiration' : 'a reversal'}; expirations and reversals cannot be reversed`);
+  }
+  // A redemption's points come back by voiding it, which keeps the redemption's status true.
+  if (original.source === REDEMPTION_SOURCE && options.redemptionId !== Number(original.redemption_id)) {
+    throw new AppError('not_reversible', `Points event ${eventId} paid for redemption ${Number(original.redemption_id)}; void it with POST /redemptions/${Number(original.redemption_id)}/void`);
   }
   const remoteId = Number(original.customer_remote_id);
   // Under the customer's lock, two racing reversals of one event see each other.

@@ -123,6 +123,30 @@ const CHECKS: Check[] = [
       from points_events e where ${shop('e.shop_id')}
         and not exists (select 1 from customers c where c.shop_id = e.shop_id and c.remote_id = e.customer_remote_id)`,
   },
+  {
+    name: 'each redemption spent its points_spent by its own reward_redemption event',
+    query: (shop) => sql`select r.shop_id, 'redemption ' || cast(r.id as text) as subject,
+        'event ' || cast(r.points_event_id as text) || ': reward_redemption of ' || cast(-r.points_spent as text) || ' points by customer ' || cast(r.customer_remote_id as text) as expected,
+        coalesce('event ' || cast(e.id as text) || ': ' || e.source || ' of ' || cast(e.points_amount as text) || ' points by customer ' || cast(e.customer_remote_id as text), 'no such event') as actual
+      from redemptions r left join points_events e on e.shop_id = r.shop_id and e.id = r.points_event_id
+      where ${shop('r.shop_id')} and (e.id is null or e.source <> 'reward_redemption' or e.points_amount <> -r.points_spent
+        or e.customer_remote_id <> r.customer_remote_id or coalesce(e.redemption_id, -1) <> r.id)`,
+  },
+  {
+    name: 'a redemption is voided exactly when a reversal undid its event',
+    query: (shop) => sql`select r.shop_id, 'redemption ' || cast(r.id as text) as subject,
+        case when r.status = 'voided' then 'reversed by event ' || coalesce(cast(r.void_event_id as text), '?') else 'not reversed' end as expected,
+        coalesce('reversed by event ' || cast(v.id as text), 'not reversed') as actual
+      from redemptions r left join points_events v on v.shop_id = r.shop_id and v.reverses_event_id = r.points_event_id
+      where ${shop('r.shop_id')} and (case when r.status = 'voided' then v.id is null or r.void_event_id is null or v.id <> r.void_event_id else v.id is not null end)`,
+  },
+  {
+    name: 'an issued pool code belongs to the redemption that holds it',
+    query: (shop) => sql`select k.shop_id, 'code ' || cast(k.id as text) as subject, 'redemption ' || cast(k.redemption_id as text) || ' with code ' || k.code as expected,
+        coalesce('redemption ' || cast(r.id as text) || ' with code ' || r.code, 'no such redemption') as actual
+      from reward_codes k left join redemptions r on r.shop_id = k.shop_id and r.id = k.redemption_id
+      where ${shop('k.shop_id')} and k.redemption_id is not null and (r.id is null or r.code <> k.code or r.reward_id <> k.reward_id)`,
+  },
 ];
 
 /** Every discrepancy in the ledger of one shop, or of every shop; at most `limit` per check. */

@@ -19,8 +19,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('created_at', 'bigint', (c) => c.notNull()),
   ).execute();
   await db.schema.createIndex('reward_codes_code').on('reward_codes').columns(['shop_id', 'code']).unique().execute();
-  // The pool's next unused code, oldest first.
-  await db.schema.createIndex('reward_codes_unused').on('reward_codes').columns(['shop_id', 'reward_id', 'id']).where(sql.ref('redemption_id'), 'is', null).execute();
+  // A reward's unused codes (redemption_id null), oldest first; and whether it ever had a pool.
+  await db.schema.createIndex('reward_codes_pool').on('reward_codes').columns(['shop_id', 'reward_id', 'redemption_id', 'id']).execute();
 
   await shopTable(db, 'redemptions', ['id'], (t) =>
     t

@@ -1,0 +1,231 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { findCustomer, parseCustomerIdentifier, parseRemoteId } from '../customers/repository.js';
+import { AppError, notFound } from '../errors.js';
+import { runWrite } from '../http/idempotency.js';
+import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { redemptionJson, redemptionsQuery, type RedemptionRow } from './repository.js';
+import { CodePool, CodesInput, MAX_CODES_PER_REQUEST, Redemption, RedemptionInput } from './schemas.js';
+import { addCodes, codePool, redeem, useRedemption, voidRedemption } from './service.js';
+
+const TAGS = ['Redemptions'];
+
+const IdParams = Type.Object({ id: Type.String({ description: 'The redemption\'s id', examples: ['31'] }) });
+const RewardParams = Type.Object({ id: Type.String({ description: 'The reward\'s id', examples: ['12'] }) });
+const CustomerParams = Type.Object({
+  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
+});
+const FILTERS = {
+  customer_identifier: Type.Optional(Type.String({ description: 'Only this customer\'s redemptions (remote_id or e-mail address)', examples: ['ada@example.com'] })),
+};
+/** use and void take no fields; their body may be left out. */
+const NoBody = Type.Object({}, { additionalProperties: false, description: 'No fields; the body may be left out' });
+const optionalBody = async (request: FastifyRequest) => {
+  if (request.body === undefined || request.body === null) request.body = {};
+};
+
+const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
+
+/** A path ID, or 404 (thrown inside the write, so that a retried key replays it). */
+function pathId(text: string, what: string): number {
+  const id = parseRemoteId(text);
+  if (id === null) throw notFound(what, text);
+  return id;
+}
+
+/** The customer the `customer_identifier` filter names: undefined when absent, null when none matches. */
+async function filteredCustomer(app: FastifyInstance, request: FastifyRequest): Promise<number | null | undefined> {
+  const values = queryParams(request).getAll('customer_identifier');
+  if (values.length === 0) return undefined;
+  if (values.length > 1) {
+    throw new AppError('invalid_parameter', 'customer_identifier must be given once', {
+      details: [{ param: 'customer_identifier', code: 'repeated', message: 'customer_identifier must be given once' }],
+    });
+  }
+  if (parseCustomerIdentifier(values[0]!) === null) return null;
+  const customer = await findCustomer(app.db, request.shop.id, values[0]!);
+  return customer === undefined ? null : Number(customer.remote_id);
+}
+
+/** Redemptions, and the code pools of rewards. */
+export function registerRedemptionRoutes(app: FastifyInstance): void {
+  app.post(
+    '/redemptions',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Redeem a reward',
+        description:
+          'In one transaction: the reward must exist and be enabled (422 `reward_disabled`), the customer must be under its `limit_per_customer` ' +
+          '(422 `redemption_limit_reached`; voided redemptions count too) and able to afford its `points_price` (422 `insufficient_balance`). ' +
+          'A `reward_redemption` points event spends the points, first-expiring lots first, and a code is issued: the next unused code of the ' +
+          'reward\'s uploaded pool (422 `reward_out_of_codes` when every one is issued), or, for a reward that never had a pool, a generated one ' +
+          '(`code_prefix` and 12 characters, unique in the shop). Sends `redemption.created`.',
+        body: RedemptionInput,
+        response: {
+          201: DataEnvelope(Redemption),
+          ...errorResponses('write', { 422: 'Unknown reward or customer, disabled reward, limit reached, out of codes, or not enough points' }, [
+            'reward_disabled',
+            'redemption_limit_reached',
+            'reward_out_of_codes',
+            'insufficient_balance',
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as RedemptionInput;
+      return runWrite(request, reply, async (trx) => {
+        const data = await redeem(trx, request.shop.id, { rewardId: body.reward_id, customerIdentifier: body.customer_identifier }, app.clock());
+        return { status: 201, body: { data } };
+      });
+    },
+  );
+
+  app.get(
+    '/redemptions',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List redemptions',
+        description: 'The shop\'s redemptions, newest last, with cursor or offset pagination; `customer_identifier` narrows to one customer.',
+        querystring: ListQuery([], FILTERS),
+        response: { 200: ListEnvelope(Redemption), ...errorResponses('read', { 400: 'A bad pagination or filter parameter' }) },
+      },
+    },
+    async (request) => {
+      const customer = await filteredCustomer(app, request);
+      // An unknown customer has no redemptions: the page is empty, not an error.
+      const query = redemptionsQuery(app.db, request.shop.id, customer === undefined ? {} : { customerRemoteId: customer ?? 0 });
+      return paginate(app.db, request, query, listSpec);
+    },
+  );
+
+  app.get(
+    '/redemptions/:id',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Retrieve a redemption',
+        params: IdParams,
+        response: { 200: DataEnvelope(Redemption), ...errorResponses('read', { 404: 'No such redemption in this shop' }) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const redemptionId = pathId(id, 'redemption');
+      const row = await redemptionsQuery(app.db, request.shop.id).where('redemptions.id', '=', redemptionId).executeTakeFirst();
+      if (row === undefined) throw notFound('redemption', id);
+      return { data: redemptionJson(row) };
+    },
+  );
+
+  const transitions = [
+    {
+      path: '/redemptions/:id/use',
+      summary: 'Mark a redemption used',
+      description: 'The platform consumed the code. Only an issued redemption whose code has not expired can be marked used (409 `redemption_not_usable`).',
+      code: 'redemption_not_usable' as const,
+      conflict: 'Not issued, or its code expired',
+      run: useRedemption,
+    },
+    {
+      path: '/redemptions/:id/void',
+      summary: 'Void a redemption',
+      description:
+        'Gives the points back exactly: a `reversal` event returns them into the very lots they came from, with their original expiry. ' +
+        'The code is not returned to the pool and the redemption still counts towards the reward\'s limit per customer. ' +
+        'Only an issued redemption can be voided (409 `redemption_not_voidable`). Sends `redemption.voided`.',
+      code: 'redemption_not_voidable' as const,
+      conflict: 'Already used or voided',
+      run: voidRedemption,
+    },
+  ];
+  for (const t of transitions) {
+    app.post(
+      t.path,
+      {
+        preValidation: optionalBody,
+        schema: {
+          tags: TAGS,
+          summary: t.summary,
+          description: t.description,
+          params: IdParams,
+          body: NoBody,
+          response: {
+            200: DataEnvelope(Redemption),
+            ...errorResponses('write', { 404: 'No such redemption in this shop', 409: `${t.conflict}, or a request with this Idempotency-Key is still running` }, [t.code]),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params as { id: string };
+        return runWrite(request, reply, async (trx) => {
+          const data = await t.run(trx, request.shop.id, pathId(id, 'redemption'), app.clock());
+          return { status: 200, body: { data } };
+        });
+      },
+    );
+  }
+
+  app.get(
+    '/customers/:customer_identifier/redemptions',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List a customer\'s redemptions',
+        params: CustomerParams,
+        querystring: ListQuery([]),
+        response: { 200: ListEnvelope(Redemption), ...errorResponses('read', { 400: 'A bad pagination parameter', 404: 'No such customer in this shop' }) },
+      },
+    },
+    async (request) => {
+      const { customer_identifier } = request.params as { customer_identifier: string };
+      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      if (customer === undefined) throw notFound('customer', customer_identifier);
+      return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id, { customerRemoteId: Number(customer.remote_id) }), listSpec);
+    },
+  );
+
+  app.post(
+    '/rewards/:id/codes',
+    {
+      schema: {
+        tags: ['Rewards'],
+        summary: 'Add codes to a reward\'s pool',
+        description:
+          `Adds 1 to ${MAX_CODES_PER_REQUEST} codes, all or nothing; a code given twice, or already held in the shop (in any pool, or issued), ` +
+          'refuses the request (422, each clash listed). Redemptions of the reward then issue these codes, oldest upload first, each at most once.',
+        params: RewardParams,
+        body: CodesInput,
+        response: { 201: DataEnvelope(CodePool), ...errorResponses('write', { 404: 'No such reward in this shop' }) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const { codes } = request.body as CodesInput;
+      return runWrite(request, reply, async (trx) => {
+        const data = await addCodes(trx, request.shop.id, pathId(id, 'reward'), codes, app.clock());
+        return { status: 201, body: { data } };
+      });
+    },
+  );
+
+  app.get(
+    '/rewards/:id/codes',
+    {
+      schema: {
+        tags: ['Rewards'],
+        summary: 'Count a reward\'s codes',
+        description: 'How many uploaded codes are left, and how many were issued.',
+        params: RewardParams,
+        response: { 200: DataEnvelope(CodePool), ...errorResponses('read', { 404: 'No such reward in this shop' }) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      return { data: await codePool(app.db, request.shop.id, pathId(id, 'reward')) };
+    },
+  );
+}

@@ -1,0 +1,289 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { allocateIds, insertRows, isPostgres, isUniqueViolation, lockedRows } from '../db/dialect.js';
+import type { DB, RedemptionsTable, RewardCodesTable } from '../db/tables.js';
+import { findCustomer } from '../customers/repository.js';
+import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
+import { lockBalances } from '../ledger/balances.js';
+import { postEvents } from '../ledger/post.js';
+import { reverseEvent } from '../ledger/reverse.js';
+import { REDEMPTION_SOURCE } from '../ledger/schemas.js';
+import { enqueueWebhookEvents } from '../webhooks/outbox.js';
+import { findRedemption, redemptionJson, type RedemptionRow } from './repository.js';
+import type { CodePool, Redemption } from './schemas.js';
+
+// Customers spend points on rewards (docs/ledger.md, "Redemptions"). A redemption is one
+// transaction: the reward and the customer are checked, a reward_redemption event consumes
+// lots first-expiring first, and a code is issued, from the reward's uploaded pool or
+// generated. Voiding gives the points back into the very lots they came from.
+
+const DAY_MS = 86_400_000;
+
+/** Unambiguous characters: no 0/O, 1/I/L. */
+const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
+const CODE_LENGTH = 12;
+
+/** `prefix` and 12 random characters of CODE_ALPHABET, uniformly drawn. */
+export function generateCode(prefix: string | null): string {
+  let code = prefix ?? '';
+  // Bytes at or above the largest multiple of the alphabet's size are drawn again (no bias).
+  const limit = 256 - (256 % CODE_ALPHABET.length);
+  while (code.length < (prefix?.length ?? 0) + CODE_LENGTH) {
+    for (const byte of randomBytes(CODE_LENGTH * 2)) {
+      if (byte >= limit) continue;
+      code += CODE_ALPHABET[byte % CODE_ALPHABET.length];
+      if (code.length === (prefix?.length ?? 0) + CODE_LENGTH) break;
+    }
+  }
+  return code;
+}
+
+interface RewardRow {
+  id: number;
+  name: string;
+  points_price: number;
+  enabled: number;
+  limit_per_customer: number | null;
+  code_prefix: string | null;
+  code_valid_days: number | null;
+}
+
+async function findReward(trx: DB, shopId: number, rewardId: number): Promise<RewardRow | undefined> {
+  return trx
+    .selectFrom('rewards')
+    .select(['id', 'name', 'points_price', 'enabled', 'limit_per_customer', 'code_prefix', 'code_valid_days'])
+    .where('shop_id', '=', shopId)
+    .where('id', '=', rewardId)
+    .executeTakeFirst();
+}
+
+/** Whether a code is held anywhere in the shop: in a pool, or issued. */
+async function codeTaken(trx: DB, shopId: number, code: string): Promise<boolean> {
+  const { rows } = await sql`select 1 from reward_codes where shop_id = ${shopId} and code = ${code}
+    union all select 1 from redemptions where shop_id = ${shopId} and code = ${code} limit 1`.execute(trx);
+  return rows.length > 0;
+}
+
+/**
+ * Issues the next unused code of the reward's pool to the redemption, in one statement; null
+ * when the reward has never had a pool (its codes are generated). Throws reward_out_of_codes
+ * when it has one and every code is issued. Racing redemptions on PostgreSQL skip each other's
+ * claimed codes, and wait only when every unused code is claimed by one that may roll back.
+ * (Ordered by the index's columns, so that both planners read the pool's index, not the table.)
+ */
+async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redemptionId: number): Promise<string | null> {
+  const skipLocked = isPostgres(trx) ? sql`for update skip locked` : sql``;
+  for (;;) {
+    const { rows } = await sql<{ code: string }>`update reward_codes set redemption_id = ${redemptionId}
+      where shop_id = ${shopId} and id = (select id from reward_codes where shop_id = ${shopId} and reward_id = ${rewardId} and redemption_id is null
+        order by redemption_id, id limit 1 ${skipLocked})
+      returning code`.execute(trx);
+    if (rows.length > 0) return rows[0]!.code;
+    const pool = trx.selectFrom('reward_codes').select('id').where('shop_id', '=', shopId).where('reward_id', '=', rewardId);
+    if ((await pool.limit(1).executeTakeFirst()) === undefined) return null;
+    const claimed = await pool.where('redemption_id', 'is', null).orderBy('redemption_id').orderBy('id').limit(1).executeTakeFirst();
+    if (claimed === undefined) throw new AppError('reward_out_of_codes', `Reward ${rewardId} has no unused codes left; upload more with POST /rewards/${rewardId}/codes`);
+    // Every unused code is claimed by a racing redemption: wait for one to end, then look again.
+    await lockedRows(trx, pool.where('id', '=', claimed.id)).execute();
+  }
+}
+
+export interface RedeemInput {
+  rewardId: number;
+  customerIdentifier: string;
+}
+
+/** Redeems a reward for a customer in the caller's transaction; returns the redemption. */
+export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: number): Promise<Redemption> {
+  const reward = await findReward(trx, shopId, input.rewardId);
+  const customer = await findCustomer(trx, shopId, input.customerIdentifier);
+  const missing: ErrorDetail[] = [];
+  if (reward === undefined) missing.push({ param: 'reward_id', code: 'reward_not_found', message: `No reward with id ${input.rewardId}` });
+  if (customer === undefined) {
+    missing.push({ param: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(input.customerIdentifier)}` });
+  }
+  if (reward === undefined || customer === undefined) throw validationError(missing);
+  const rewardId = Number(reward.id);
+  if (Number(reward.enabled) !== 1) throw new AppError('reward_disabled', `Reward ${rewardId} is disabled: customers cannot redeem it now`);
+
+  const remoteId = Number(customer.remote_id);
+  // The redemption's id first: its event links to it. (Taken before the customer's lock, as
+  // every redemption does, so that two never wait on each other in opposite orders.)
+  const [id] = await allocateIds(trx, shopId, 'redemptions', 1);
+  if (reward.limit_per_customer !== null) {
+    // Under the customer's lock, racing redemptions of one customer count each other.
+    await lockBalances(trx, shopId, [remoteId], now);
+    const { n } = await trx
+      .selectFrom('redemptions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('shop_id', '=', shopId)
+      .where('reward_id', '=', rewardId)
+      .where('customer_remote_id', '=', remoteId)
+      .executeTakeFirstOrThrow();
+    const limit = Number(reward.limit_per_customer);
+    if (Number(n) >= limit) {
+      throw new AppError('redemption_limit_reached', `The customer has redeemed reward ${rewardId} ${Number(n)} time${Number(n) === 1 ? '' : 's'}, its limit per customer`);
+    }
+  }
+  const poolCode = await claimPoolCode(trx, shopId, rewardId, id!);
+
+  const price = Number(reward.points_price);
+  const posted = await postEvents(
+    trx,
+    shopId,
+    [
+      {
+        customer: { remoteId, email: customer.email },
+        entry: {
+          source: REDEMPTION_SOURCE,
+          points: -price,
+          credits: 0,
+          internalNote: `Redemption ${id} of reward ${rewardId}`,
+          externalNote: reward.name,
+          customActionName: null,
+          appliedAt: now,
+          expiresAt: null,
+          redemptionId: id,
+        },
+      },
+    ],
+    now,
+  );
+  if (posted.failures.length > 0) {
+    const available = posted.balances.get(remoteId)?.points ?? 0;
+    throw new AppError('insufficient_balance', `Reward ${rewardId} costs ${price} points; the customer has ${available} available`, {
+      details: [{ param: 'reward_id', code: 'insufficient_balance', message: `The customer has ${available} points available; the reward costs ${price}` }],
+    });
+  }
+
+  let code = poolCode ?? undefined;
+  while (code === undefined) {
+    const candidate = generateCode(reward.code_prefix);
+    if (!(await codeTaken(trx, shopId, candidate))) code = candidate;
+  }
+  const row: RedemptionsTable = {
+    shop_id: shopId,
+    id: id!,
+    reward_id: rewardId,
+    reward_name: reward.name,
+    customer_remote_id: remoteId,
+    points_spent: price,
+    code,
+    status: 'issued',
+    expires_at: reward.code_valid_days === null ? null : now + Number(reward.code_valid_days) * DAY_MS,
+    points_event_id: posted.events[0]!.id,
+    void_event_id: null,
+    used_at: null,
+    voided_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await trx.insertInto('redemptions').values(row).execute();
+  const redemption = redemptionJson({ ...row, email: customer.email });
+  await enqueueWebhookEvents(trx, shopId, 'redemption.created', [redemption], now);
+  return redemption;
+}
+
+/** The redemption, locked until the transaction ends; 404 when the shop has none with this id. */
+async function lockRedemption(trx: DB, shopId: number, id: number): Promise<RedemptionRow> {
+  await lockedRows(trx, trx.selectFrom('redemptions').select('id').where('shop_id', '=', shopId).where('id', '=', id)).execute();
+  const row = await findRedemption(trx, shopId, id);
+  if (row === undefined) throw notFound('redemption', id);
+  return row;
+}
+
+/** Marks an issued, unexpired redemption used (the platform consumed its code). */
+export async function useRedemption(trx: DB, shopId: number, id: number, now: number): Promise<Redemption> {
+  const row = await lockRedemption(trx, shopId, id);
+  if (row.status !== 'issued') throw new AppError('redemption_not_usable', `Redemption ${row.id} was ${row.status}; only an issued redemption can be marked used`);
+  if (row.expires_at !== null && Number(row.expires_at) <= now) {
+    throw new AppError('redemption_not_usable', `Redemption ${row.id}'s code expired at ${redemptionJson(row).expires_at}; it cannot be marked used`);
+  }
+  const changes = { status: 'used' as const, used_at: now, updated_at: now };
+  await trx.updateTable('redemptions').set(changes).where('shop_id', '=', shopId).where('id', '=', Number(row.id)).execute();
+  return redemptionJson({ ...row, ...changes });
+}
+
+/**
+ * Voids an issued redemption: a reversal event gives its points back into the very lots they
+ * came from. The code is not returned to the pool, and the redemption still counts towards the
+ * reward's limit per customer.
+ */
+export async function voidRedemption(trx: DB, shopId: number, id: number, now: number): Promise<Redemption> {
+  const row = await lockRedemption(trx, shopId, id);
+  if (row.status !== 'issued') throw new AppError('redemption_not_voidable', `Redemption ${row.id} was ${row.status}; only an issued redemption can be voided`);
+  const reversal = await reverseEvent(trx, shopId, Number(row.points_event_id), now, {
+    internalNote: `Voids redemption ${row.id} of reward ${row.reward_id}`,
+    redemptionId: Number(row.id),
+  });
+  const changes = { status: 'voided' as const, void_event_id: reversal.id, voided_at: now, updated_at: now };
+  await trx.updateTable('redemptions').set(changes).where('shop_id', '=', shopId).where('id', '=', Number(row.id)).execute();
+  const redemption = redemptionJson({ ...row, ...changes });
+  await enqueueWebhookEvents(trx, shopId, 'redemption.voided', [redemption], now);
+  return redemption;
+}
+
+async function rewardExists(trx: DB, shopId: number, rewardId: number): Promise<number> {
+  const found = await trx.selectFrom('rewards').select('id').where('shop_id', '=', shopId).where('id', '=', rewardId).executeTakeFirst();
+  if (found === undefined) throw notFound('reward', rewardId);
+  return Number(found.id);
+}
+
+/** How many of the reward's uploaded codes are left and issued. */
+export async function codePool(trx: DB, shopId: number, rewardId: number): Promise<CodePool> {
+  const id = await rewardExists(trx, shopId, rewardId);
+  const count = (unused: boolean) =>
+    trx
+      .selectFrom('reward_codes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('shop_id', '=', shopId)
+      .where('reward_id', '=', id)
+      .where('redemption_id', unused ? 'is' : 'is not', null)
+      .executeTakeFirstOrThrow();
+  const [available, issued] = await Promise.all([count(true), count(false)]);
+  return { reward_id: id, available: Number(available.n), issued: Number(issued.n) };
+}
+
+/** Most duplicates listed in one error: the message says how many there were. */
+const MAX_LISTED = 20;
+const LOOKUP_CHUNK = 500;
+
+/**
+ * Adds codes to a reward's pool, all or nothing: a code given twice, or already held in the
+ * shop (in any reward's pool, or issued), refuses the request and lists the clashes.
+ */
+export async function addCodes(trx: DB, shopId: number, rewardId: number, codes: readonly string[], now: number): Promise<CodePool> {
+  const id = await rewardExists(trx, shopId, rewardId);
+  const clashes: { index: number; detail: ErrorDetail }[] = [];
+  const first = new Map<string, number>();
+  codes.forEach((code, index) => {
+    const earlier = first.get(code);
+    if (earlier === undefined) first.set(code, index);
+    else clashes.push({ index, detail: { param: `codes[${index}]`, code: 'duplicate', message: `${JSON.stringify(code)} is given twice (also codes[${earlier}])` } });
+  });
+  const unique = [...first.keys()];
+  for (let i = 0; i < unique.length; i += LOOKUP_CHUNK) {
+    const chunk = unique.slice(i, i + LOOKUP_CHUNK);
+    const { rows } = await sql<{ code: string }>`select code from reward_codes where shop_id = ${shopId} and code in (${sql.join(chunk)})
+      union select code from redemptions where shop_id = ${shopId} and code in (${sql.join(chunk)})`.execute(trx);
+    for (const { code } of rows) {
+      const index = first.get(code)!;
+      clashes.push({ index, detail: { param: `codes[${index}]`, code: 'code_taken', message: `${JSON.stringify(code)} is already a code of this shop` } });
+    }
+  }
+  if (clashes.length > 0) {
+    const details = clashes.sort((a, b) => a.index - b.index).slice(0, MAX_LISTED).map((c) => c.detail);
+    const message = clashes.length === 1 ? details[0]!.message : `${clashes.length} codes are given twice or already held in the shop; none was added`;
+    throw new AppError('validation_failed', message, { details });
+  }
+  const ids = await allocateIds(trx, shopId, 'reward_codes', codes.length);
+  const rows: RewardCodesTable[] = codes.map((code, i) => ({ shop_id: shopId, id: ids[i]!, reward_id: id, code, redemption_id: null, created_at: now }));
+  try {
+    await insertRows(trx, 'reward_codes', rows);
+  } catch (error) {
+    // A racing upload added one of these codes since they were looked up.
+    if (isUniqueViolation(error)) throw validationError([{ param: 'codes', code: 'code_taken', message: 'A racing request added one of these codes; none was added' }], 'code');
+    throw error;
+  }
+  return { ...(await codePool(trx, shopId, id)), added: codes.length };
+}
