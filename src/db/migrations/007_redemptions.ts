@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { idColumn, shopTable } from './_schema.js';
 
 // Rewards that customers redeem: a reward's own rules (a limit per customer, a code prefix,
