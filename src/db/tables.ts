@@ -252,6 +252,13 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
+/** How many rows a shop has in a listed table; kept by triggers (migration 008). */
+export interface ShopCountsTable {
+  shop_id: number;
+  table_name: string;
+  n: number;
+}
+
 export interface Tables {
   shops: ShopsTable;
   api_tokens: ApiTokensTable;
@@ -267,6 +274,7 @@ export interface Tables {
   rewards: RewardsTable;
   reward_codes: RewardCodesTable;
   redemptions: RedemptionsTable;
+  shop_counts: ShopCountsTable;
   vip_tiers: VipTiersTable;
   referrals: ReferralsTable;
   webhooks: WebhooksTable;

@@ -157,5 +157,16 @@ export async function verifyLedger(db: DB, shopId: number | null, limit = 1000):
     const { rows } = await sql<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>`${check.query(shop)} limit ${limit}`.execute(db);
     for (const row of rows) out.push({ shop_id: Number(row.shop_id), check: check.name, subject: row.subject, expected: String(row.expected), actual: String(row.actual) });
   }
+  // The per-shop row counts that list pages read their `last` link from.
+  const { rows: counted } = await sql<{ table_name: string }>`select distinct table_name from shop_counts`.execute(db);
+  for (const { table_name } of counted) {
+    const { rows } = await sql<{ shop_id: number; expected: unknown; actual: unknown }>`select coalesce(r.shop_id, c.shop_id) as shop_id, coalesce(r.n, 0) as expected, coalesce(c.n, 0) as actual
+      from (select shop_id, count(*) as n from ${sql.table(table_name)} group by shop_id) r
+      full join (select shop_id, n from shop_counts where table_name = ${table_name}) c on c.shop_id = r.shop_id
+      where ${shop('coalesce(r.shop_id, c.shop_id)')} and coalesce(r.n, 0) <> coalesce(c.n, 0) limit ${limit}`.execute(db);
+    for (const row of rows) {
+      out.push({ shop_id: Number(row.shop_id), check: 'shop_counts = the shop\'s rows of each listed table', subject: table_name, expected: String(row.expected), actual: String(row.actual) });
+    }
+  }
   return out;
 }

@@ -29,3 +29,27 @@ export function shopTable<T extends string>(
 export function idColumn(db: Kysely<any>) {
   return (c: any) => (isPostgres(db) ? c.notNull().generatedByDefaultAsIdentity() : c.notNull());
 }
+
+/**
+ * Keeps shop_counts (shop_id, table_name) → n equal to the shop's rows in `table`, through
+ * triggers on insert and delete, and computes it once for the rows already there. PostgreSQL:
+ * one statement-level trigger call per statement; SQLite: row triggers.
+ */
+export async function countRowsPerShop(db: Kysely<any>, table: string): Promise<void> {
+  const name = sql.lit(table);
+  if (isPostgres(db)) {
+    await sql`create trigger ${sql.raw(`${table}_count_insert`)} after insert on ${sql.table(table)}
+      referencing new table as changed for each statement execute function shop_counts_insert()`.execute(db);
+    await sql`create trigger ${sql.raw(`${table}_count_delete`)} after delete on ${sql.table(table)}
+      referencing old table as changed for each statement execute function shop_counts_delete()`.execute(db);
+  } else {
+    await sql`create trigger ${sql.raw(`${table}_count_insert`)} after insert on ${sql.table(table)} begin
+      insert into shop_counts (shop_id, table_name, n) values (new.shop_id, ${name}, 1)
+        on conflict (shop_id, table_name) do update set n = n + 1;
+      end`.execute(db);
+    await sql`create trigger ${sql.raw(`${table}_count_delete`)} after delete on ${sql.table(table)} begin
+      update shop_counts set n = n - 1 where shop_id = old.shop_id and table_name = ${name};
+      end`.execute(db);
+  }
+  await sql`insert into shop_counts (shop_id, table_name, n) select shop_id, ${name}, count(*) from ${sql.table(table)} group by shop_id`.execute(db);
+}

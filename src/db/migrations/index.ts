@@ -6,6 +6,7 @@ import * as m004 from './004_webhooks.js';
 import * as m005 from './005_stored_balances.js';
 import * as m006 from './006_event_links.js';
 import * as m007 from './007_redemptions.js';
+import * as m008 from './008_shop_counts.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '005_stored_balances': m005,
   '006_event_links': m006,
   '007_redemptions': m007,
+  '008_shop_counts': m008,
 };
