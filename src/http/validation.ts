@@ -7,8 +7,9 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 
 // Request bodies are validated strictly: no type coercion ("10" is not an integer), no
 // defaults filled in, no silently dropped fields, and every failure reported.
-// Query strings and path parameters are parsed in code (http/query.ts) because DESIGN.md
-// rules say which parameters count; their schemas exist for the OpenAPI document.
+// Query strings and path parameters are parsed in code (http/pagination.ts, ledger/filters.ts)
+// because the pagination modes (docs/pagination.md) say which parameters count; their
+// schemas exist for the OpenAPI document.
 
 /** A schema keyword naming the error code and message for any failure of that value. */
 export const ERROR_KEYWORD = 'x-error';

@@ -3,7 +3,7 @@ import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectConsistentLedger } from './fixtures.js';
 
-// DESIGN.md section 3: validation reports every failing field, not only the schema's. Each
+// docs/errors.md: validation reports every failing field, not only the schema's. Each
 // rule runs on every field whose own value passed its schema (a rule that needs a sibling
 // runs once that sibling is valid), one detail per failing param, at most 100.
 

@@ -4,7 +4,7 @@ import { validateImported } from '../../src/records/resource.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
-// DESIGN.md section 3: validation reports every failing field, not only the schema's. Money
+// docs/errors.md: validation reports every failing field, not only the schema's. Money
 // decimals, cross-field rules and database rules (unique values, references) run on every
 // field that passed its schema, beside the schema's errors.
 
