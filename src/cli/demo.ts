@@ -12,6 +12,7 @@ import { vipTiers } from '../records/resources/vip-tiers.js';
 import { createToken, getShop, revokeToken } from '../shops/repository.js';
 import { announceUpsert } from '../webhooks/record-events.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
+import { DAY_MS } from '../clock.js';
 
 // `loyalty demo`: a shop full of plausible data to try the API on. Records go in through the
 // repositories; points events go through the real API (POST /points_events/batch), so the
@@ -31,7 +32,6 @@ const TIERS = [
   { name: 'Silver', points_threshold: 1000 },
   { name: 'Gold', points_threshold: 5000 },
 ];
-const DAY = 86_400_000;
 
 /** A small deterministic generator, so that two demos of the same size look alike. */
 function random(seed: number): () => number {
@@ -80,7 +80,7 @@ export function registerDemoCommand(program: Command): void {
               total: Math.round(1000 + rand() * 15_000) / 100,
               currency: 'EUR',
               financial_status: pick(STATUSES),
-              placed_at: new Date(now - Math.floor(rand() * 365 * DAY)).toISOString(),
+              placed_at: new Date(now - Math.floor(rand() * 365 * DAY_MS)).toISOString(),
             };
             sales.push({ remote_id: 100_000 + sales.length + 1, ...columnsOf(orders, order, 'replace', now) });
           }

@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
+import { pushTo } from '../core/maps.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
@@ -48,8 +49,8 @@ export async function findCustomers(db: DB, shopId: number, identifiers: readonl
   for (const identifier of new Set(identifiers)) {
     const parsed = parseCustomerIdentifier(identifier);
     if (parsed === null) continue;
-    if ('email' in parsed) byEmail.set(parsed.email, [...(byEmail.get(parsed.email) ?? []), identifier]);
-    else byRemoteId.set(parsed.remoteId, [...(byRemoteId.get(parsed.remoteId) ?? []), identifier]);
+    if ('email' in parsed) pushTo(byEmail, parsed.email, identifier);
+    else pushTo(byRemoteId, parsed.remoteId, identifier);
   }
   const found = new Map<string, CustomerKey>();
   const columns = ['remote_id', 'email'] as const;

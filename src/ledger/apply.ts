@@ -4,6 +4,7 @@ import { findCustomers } from '../customers/repository.js';
 import { postEvents, type Posting } from './post.js';
 import { invalidEvents, type CheckedEvent } from './rules.js';
 import type { PointsEvent } from './schemas.js';
+import { pushTo } from '../core/maps.js';
 
 // Points events as a merchant sends them (one, or a batch) onto the ledger: every customer is
 // resolved, every failure found, and the events posted (post.ts) only when none fails.
@@ -25,9 +26,7 @@ export async function applyEvents(
   const prefix = (i: number) => (batch ? `points_events[${i}].` : '');
   const failures = new Map<number, ErrorDetail[]>();
   const fail = (i: number, details: readonly ErrorDetail[]) => {
-    const list = failures.get(i);
-    if (list === undefined) failures.set(i, [...details]);
-    else list.push(...details);
+    for (const detail of details) pushTo(failures, i, detail);
   };
 
   // Every valid customer_identifier is looked up, also on events whose other fields fail, so

@@ -12,6 +12,7 @@ import { parseRemoteId } from '../customers/repository.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
 import { checkEvent, invalidEvents } from './rules.js';
 import { BatchInput, PointsEvent, PointsEventInput, ReverseInput } from './schemas.js';
+import { pushTo } from '../core/maps.js';
 
 const TAGS = ['Points events'];
 const NO_ERRORS: readonly ErrorDetail[] = [];
@@ -81,7 +82,7 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
       for (const detail of attachedErrors(request)) {
         const match = /^points_events\[(\d+)\]/.exec(detail.param);
         if (match === null) envelope.push(detail);
-        else byElement.set(Number(match[1]), [...(byElement.get(Number(match[1])) ?? []), detail]);
+        else pushTo(byElement, Number(match[1]), detail);
       }
       const inputs = isJsonObject(request.body) ? request.body.points_events : undefined;
       // The elements of a list that is missing, not a list, empty or too long are not looked

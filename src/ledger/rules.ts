@@ -1,4 +1,4 @@
-import { parseTime } from '../clock.js';
+import { DAY_MS, parseTime } from '../clock.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 import { CREDITS_ERROR, NAMED_SOURCES, type PointsEventInput } from './schemas.js';
 
@@ -6,7 +6,7 @@ import { CREDITS_ERROR, NAMED_SOURCES, type PointsEventInput } from './schemas.j
 // Customers and balances are checked when the batch is applied (apply.ts).
 // The rules run on every field that passed its schema, not only on wholly valid events.
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS };
 /** applied_at may run ahead of our clock by this much (clients' clocks drift). */
 export const MAX_FUTURE_MS = 5 * 60_000;
 

@@ -3,6 +3,7 @@ import { existingRecords, selectRecords } from '../records/repository.js';
 import { recordsJson, type Resource, type Row } from '../records/resource.js';
 import type { WebhookTopic } from '../records/resources/webhooks.js';
 import { enqueueWebhookEvents, wantsTopics } from './outbox.js';
+import { pushTo } from '../core/maps.js';
 
 // Which record writes announce what: a customer created or updated (PUT, import), a referral
 // whose status becomes completed (POST or PATCH).
@@ -36,7 +37,7 @@ export async function enqueueRecordEvents(trx: DB, shopId: number, r: Resource, 
   const byTopic = new Map<WebhookTopic, Row[]>();
   for (const change of changes) {
     const topic = rule.topicOf(change);
-    if (topic !== null) byTopic.set(topic, [...(byTopic.get(topic) ?? []), change.record]);
+    if (topic !== null) pushTo(byTopic, topic, change.record);
   }
   for (const [topic, records] of byTopic) await enqueueWebhookEvents(trx, shopId, topic, records, now);
 }

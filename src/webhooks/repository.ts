@@ -2,6 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { claimRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/tables.js';
+import { pushTo } from '../core/maps.js';
 
 // The SQL of the webhook outbox. Every function takes the database handle first (the caller
 // owns the transaction); the job's claim and prune work across shops, everything else is
@@ -56,7 +57,7 @@ export async function claimDueDeliveries(trx: DB, now: number, limit: number, le
     .limit(limit);
   const rows = await claimRows(trx, query, 'd').execute();
   const byShop = new Map<number, number[]>();
-  for (const row of rows) byShop.set(Number(row.shop_id), [...(byShop.get(Number(row.shop_id)) ?? []), Number(row.id)]);
+  for (const row of rows) pushTo(byShop, Number(row.shop_id), Number(row.id));
   for (const [shopId, ids] of byShop) {
     await trx
       .updateTable('webhook_deliveries')
@@ -139,7 +140,7 @@ export async function attemptsOf(db: DB, shopId: number, deliveryIds: readonly n
     .orderBy('delivery_id')
     .orderBy('attempt')
     .execute();
-  for (const row of rows) out.set(Number(row.delivery_id), [...(out.get(Number(row.delivery_id)) ?? []), row]);
+  for (const row of rows) pushTo(out, Number(row.delivery_id), row);
   return out;
 }
 

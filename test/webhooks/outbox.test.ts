@@ -12,6 +12,7 @@ import { createCustomers, createWebhook, grant, runJob, storedDeliveries } from 
 // event per webhook subscribed to its topic, and nothing when the change does not commit.
 
 describe(`webhook outbox (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();
