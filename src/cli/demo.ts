@@ -10,7 +10,7 @@ import { orders } from '../records/resources/orders.js';
 import { rewards } from '../records/resources/rewards.js';
 import { vipTiers } from '../records/resources/vip-tiers.js';
 import { createToken, getShop, revokeToken } from '../shops/repository.js';
-import { announceUpsert } from '../webhooks/record-events.js';
+import { announceUpsert } from '../records/events.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 import { DAY_MS } from '../clock.js';
 

@@ -1,18 +1,11 @@
 import { sql, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
+import { MAX_REMOTE_ID, parseRemoteId } from '../core/ids.js';
 import { pushTo } from '../core/maps.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
-/** The largest remote id accepted: ids stay exact as JSON numbers. */
-export const MAX_REMOTE_ID = Number.MAX_SAFE_INTEGER;
-
-/** A decimal remote id, or null when the text is not one. */
-export function parseRemoteId(text: string): number | null {
-  if (!/^[1-9]\d{0,15}$/.test(text)) return null;
-  const id = Number(text);
-  return id <= MAX_REMOTE_ID ? id : null;
-}
+export { MAX_REMOTE_ID, parseRemoteId };
 
 /**
  * How a customer_identifier names a customer: containing `@`, an e-mail (case-insensitive);

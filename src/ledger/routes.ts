@@ -4,14 +4,15 @@ import type { DB } from '../db/tables.js';
 import { AppError, notFound, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { attachedErrors, isJsonObject } from '../http/validation.js';
+import { isJsonObject } from '../core/validation.js';
+import { attachedErrors } from '../http/validation.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { applyEvents } from './apply.js';
 import { reverseEvent } from './reverse.js';
-import { parseRemoteId } from '../customers/repository.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
 import { checkEvent, invalidEvents } from './rules.js';
 import { BatchInput, PointsEvent, PointsEventInput, ReverseInput } from './schemas.js';
+import { parseRemoteId } from '../core/ids.js';
 import { pushTo } from '../core/maps.js';
 
 const TAGS = ['Points events'];

@@ -5,11 +5,11 @@ import { transaction } from '../db/dialect.js';
 import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
-import { parseRemoteId } from '../customers/repository.js';
+import { parseRemoteId } from '../core/ids.js';
 import { conflicts } from './conflicts.js';
 import { upsertRecords } from './repository.js';
 import { columnsOf, validateImported, type Resource, type Row } from './resource.js';
-import { announceUpsert } from '../webhooks/record-events.js';
+import { announceUpsert } from './events.js';
 
 // Bulk upsert of synced records from NDJSON or CSV, by remote_id: running it twice is harmless.
 // Each row gets the validation a PUT body gets; rows are written in big multi-row transactions.

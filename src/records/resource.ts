@@ -3,7 +3,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
-import { compileValidator, toErrorDetails } from '../http/validation.js';
+import { compileValidator, toErrorDetails } from '../core/validation.js';
 import { isoTime } from '../clock.js';
 import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Field, type Fields } from './fields.js';
 

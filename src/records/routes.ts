@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { parseRemoteId } from '../customers/repository.js';
+import { parseRemoteId } from '../core/ids.js';
 import { isUniqueViolation } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import type { Config } from '../config.js';
@@ -14,7 +14,7 @@ import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
 import { cursorRecords, deleteRecord, findRecord, insertRecord, putRecord, selectRecords, updateRecord } from './repository.js';
 import { checkFields, columnsOf, derive, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
-import { enqueueRecordEvents } from '../webhooks/record-events.js';
+import { enqueueRecordEvents } from './events.js';
 
 // The routes of every record resource, generated from its description. Each route below is
 // registered explicitly per resource: grep for `/${r.path}`.

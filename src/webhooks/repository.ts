@@ -1,6 +1,5 @@
 import { sql, type Selectable } from 'kysely';
 import { claimRows } from '../db/dialect.js';
-import { prepareQuery } from '../db/prepared.js';
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/tables.js';
 import { pushTo } from '../core/maps.js';
 
@@ -26,17 +25,6 @@ export interface ClaimedDelivery {
 
 // Partial indexes are used only when the query names the same literal (SQLite).
 const PENDING = sql.lit('pending');
-
-// Prepared: it runs in every write transaction that may announce something.
-const webhookTopics = prepareQuery<{ shopId: number }, { id: number; topic: string }>((db, p) =>
-  db.selectFrom('webhooks').select(['id', 'topic']).where('shop_id', '=', p.value('shopId')),
-);
-
-/** The shop's webhooks and their topics: the outbox's one lookup per transaction. */
-export async function shopWebhookTopics(db: DB, shopId: number): Promise<{ id: number; topic: string }[]> {
-  const rows = await webhookTopics(db, { shopId });
-  return rows.map((row) => ({ id: Number(row.id), topic: row.topic }));
-}
 
 /**
  * Claims up to `limit` due deliveries, oldest due first: each is leased until `leaseUntil`

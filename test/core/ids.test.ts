@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCustomerIdentifier, parseRemoteId } from '../../src/customers/repository.js';
+import { parseRemoteId } from '../../src/core/ids.js';
+import { parseCustomerIdentifier } from '../../src/customers/repository.js';
 
 describe('parseRemoteId', () => {
   it('takes positive decimal integers below 2^53 and nothing else', () => {
