@@ -43,15 +43,52 @@ export function compileValidator(schema: object): ValidateFunction {
   return validate;
 }
 
-/** `/points_events/3/points_amount` → `points_events[3].points_amount`. */
-export function paramPath(instancePath: string, prefix = ''): string {
-  let out = prefix;
-  for (const raw of instancePath.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
-  }
+/**
+ * A failing value, located by structure (which element of the body's list, which field) until
+ * it is shown as a param: rules read `index` and `field`, never a formatted path.
+ */
+export interface FieldError {
+  /** The element of the body's list it is in (a batch's `points_events[3]`), when it is in one. */
+  index?: number;
+  /** The field of the element, or of the body; '' for the element or the body itself. */
+  field: string;
+  /** Where below the field, as shown (`[2]` of `tags[2]`); '' when it is the field itself. */
+  below?: string;
+  code: string;
+  message: string;
+}
+
+/** Path segments as a param: `['points_events', 3, 'points_amount']` → `points_events[3].points_amount`. */
+function pathText(segments: readonly (string | number)[]): string {
+  let out = '';
+  for (const part of segments) out += typeof part === 'number' ? `[${part}]` : out === '' ? part : `.${part}`;
   return out;
 }
+
+/** `/points_events/3/points_amount` → `points_events[3].points_amount`. */
+export function paramPath(instancePath: string): string {
+  return pathText(segmentsOf(instancePath));
+}
+
+function segmentsOf(instancePath: string): (string | number)[] {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((raw) => {
+      const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      return /^\d+$/.test(part) ? Number(part) : part;
+    });
+}
+
+/** The error as shown in a response: its param is the path into the request. */
+export function showError(error: FieldError, list?: string): ErrorDetail {
+  const within = error.index === undefined ? [] : [list ?? '', error.index];
+  const param = pathText([...within, ...(error.field === '' ? [] : [error.field])]) + (error.below ?? '');
+  return { param: param === '' ? 'body' : param, code: error.code, message: error.message };
+}
+
+/** A field's error with no element: the param is the field's name. */
+export const fieldError = (field: string, code: string, message: string): FieldError => ({ field, code, message });
 
 function describe(error: ErrorObject, param: string): SchemaError {
   const name = param === '' ? 'the request body' : param.replace(/^.*\./, '');
@@ -97,31 +134,39 @@ function describe(error: ErrorObject, param: string): SchemaError {
 }
 
 /**
- * Turns Ajv errors into error details: one per failing value (the most specific error),
- * with a param path a developer can find in the request.
+ * Turns Ajv errors into field errors: one per failing value (the most specific error). With
+ * `list`, a value inside an element of that list of the body (`/points_events/3/…`) is told
+ * by the element's index.
  */
-export function toErrorDetails(errors: readonly ErrorObject[], prefix = ''): ErrorDetail[] {
-  const byParam = new Map<string, ErrorDetail>();
+export function toFieldErrors(errors: readonly ErrorObject[], list?: string): FieldError[] {
+  const byParam = new Map<string, FieldError>();
   for (const error of errors) {
-    let param = paramPath(error.instancePath, prefix);
-    if (error.keyword === 'required') {
-      const missing = (error.params as { missingProperty: string }).missingProperty;
-      param = param === '' ? missing : `${param}.${missing}`;
-    } else if (error.keyword === 'additionalProperties') {
-      const extra = (error.params as { additionalProperty: string }).additionalProperty;
-      param = param === '' ? extra : `${param}.${extra}`;
-    }
+    const segments = segmentsOf(error.instancePath);
+    if (error.keyword === 'required') segments.push((error.params as { missingProperty: string }).missingProperty);
+    else if (error.keyword === 'additionalProperties') segments.push((error.params as { additionalProperty: string }).additionalProperty);
+    const param = pathText(segments);
+    const inElement = list !== undefined && segments[0] === list && typeof segments[1] === 'number';
+    const local = inElement ? segments.slice(2) : segments;
+    const field = typeof local[0] === 'string' ? local[0] : '';
+    const rest = local.slice(field === '' ? 0 : 1);
+    const below = rest.length === 0 ? '' : `${typeof rest[0] === 'string' ? '.' : ''}${pathText(rest)}`;
+    const where = { ...(inElement ? { index: segments[1] as number } : {}), field, ...(below === '' ? {} : { below }) };
     // anyOf/oneOf wrap the errors of their branches, which say more; keep the first specific one.
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
-      if (!byParam.has(param)) byParam.set(param, { param, ...describe(error, param) });
+      if (!byParam.has(param)) byParam.set(param, { ...where, ...describe(error, param) });
       continue;
     }
     const custom = (error.parentSchema as Record<string, unknown> | undefined)?.[ERROR_KEYWORD] as SchemaError | undefined;
-    const detail = { param: param === '' ? 'body' : param, ...(custom && error.keyword !== 'required' ? custom : describe(error, param)) };
+    const located = { ...where, ...(custom && error.keyword !== 'required' ? custom : describe(error, param)) };
     const existing = byParam.get(param);
-    if (existing === undefined || existing.code === 'invalid_value') byParam.set(param, detail);
+    if (existing === undefined || existing.code === 'invalid_value') byParam.set(param, located);
   }
   return [...byParam.values()];
+}
+
+/** Ajv errors as error details, each param the path into the request. */
+export function toErrorDetails(errors: readonly ErrorObject[]): ErrorDetail[] {
+  return toFieldErrors(errors).map((e) => showError(e));
 }
 
 /** A JSON object (not null, not an array): a body whose fields can be looked at one by one. */

@@ -1,13 +1,12 @@
 import type { ErrorObject } from 'ajv';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { compileValidator, toErrorDetails } from '../core/validation.js';
-import type { ErrorDetail } from '../errors.js';
+import { compileValidator, toFieldErrors, type FieldError } from '../core/validation.js';
 
 // Request bodies are validated by core/validation.ts. Query strings and path parameters are
 // parsed in code (http/pagination.ts, ledger/filters.ts) because the pagination modes
 // (docs/pagination.md) say which parameters count; their schemas exist for the OpenAPI document.
 
-export { ERROR_KEYWORD, compileValidator, isJsonObject, paramPath, toErrorDetails, type SchemaError } from '../core/validation.js';
+export { ERROR_KEYWORD, compileValidator, isJsonObject, paramPath, toErrorDetails, toFieldErrors, type FieldError, type SchemaError } from '../core/validation.js';
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   if (httpPart !== 'body') return () => true;
@@ -15,10 +14,11 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
 };
 
 /**
- * The body's schema failures as error details, for routes that validate with
- * `attachValidation` so that their own rules can run on the fields that passed.
+ * The body's schema failures, for routes that validate with `attachValidation` so that their
+ * own rules can run on the fields that passed. `list` names the body's list whose elements
+ * are judged one by one (a batch's `points_events`).
  */
-export function attachedErrors(request: FastifyRequest): ErrorDetail[] {
+export function attachedErrors(request: FastifyRequest, list?: string): FieldError[] {
   const validation = request.validationError as { validation?: ErrorObject[] } | undefined;
-  return validation?.validation ? toErrorDetails(validation.validation) : [];
+  return validation?.validation ? toFieldErrors(validation.validation, list) : [];
 }
