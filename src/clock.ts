@@ -3,6 +3,9 @@ export type Clock = () => number;
 
 export const systemClock: Clock = () => Date.now();
 
+/** A day in milliseconds (a UTC day: no leap seconds, no daylight saving). */
+export const DAY_MS = 86_400_000;
+
 /** Times in responses: UTC ISO 8601 with milliseconds. */
 export function isoTime(ms: number): string;
 export function isoTime(ms: number | null): string | null;
@@ -25,7 +28,6 @@ export function isoTime(ms: number | null): string | null {
   return `${lastDayPrefix}${hours < 10 ? '0' : ''}${hours}:${minutes < 10 ? '0' : ''}${minutes}:${seconds < 10 ? '0' : ''}${seconds}.${millis < 100 ? (millis < 10 ? '00' : '0') : ''}${millis}Z`;
 }
 
-const DAY_MS = 86_400_000;
 const MAX_FAST_TIME = Date.UTC(10_000, 0, 1);
 let lastDay = -1;
 let lastDayPrefix = '';

@@ -3,6 +3,7 @@ import { pruneIdempotencyKeys } from './http/idempotency.js';
 import { sweepExpiredLots } from './ledger/expiry.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
+import { DAY_MS } from './clock.js';
 
 // Background work that runs inside `loyalty serve`. Each job must be safe to run in several
 // processes at once (they take a database lock or are idempotent).
@@ -35,7 +36,7 @@ export const jobs: Job[] = [
   {
     name: 'prune-webhook-deliveries',
     intervalMs: () => 60 * 60_000,
-    run: (app) => pruneDeliveries(app.db, app.clock() - app.config.webhooks.retentionDays * 86_400_000),
+    run: (app) => pruneDeliveries(app.db, app.clock() - app.config.webhooks.retentionDays * DAY_MS),
   },
 ];
 

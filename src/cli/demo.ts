@@ -1,21 +1,23 @@
 import type { Command } from 'commander';
-import { buildApp } from '../app.js';
+import { showError } from '../core/validation.js';
 import { transaction } from '../db/dialect.js';
-import { API_PREFIX } from '../http/openapi.js';
-import { conflicts } from '../records/conflicts.js';
-import { existingRecords, insertRecords, selectRecords, upsertRecords } from '../records/repository.js';
+import { applyEvents } from '../ledger/apply.js';
+import { checkEvent } from '../ledger/rules.js';
+import { existingRecords, selectRecords } from '../records/repository.js';
 import { columnsOf, type Row } from '../records/resource.js';
 import { customers } from '../records/resources/customers.js';
 import { orders } from '../records/resources/orders.js';
 import { rewards } from '../records/resources/rewards.js';
 import { vipTiers } from '../records/resources/vip-tiers.js';
-import { createToken, getShop, revokeToken } from '../shops/repository.js';
-import { announceUpsert } from '../webhooks/record-events.js';
+import { createMany, upsertMany, type Writer } from '../records/write.js';
+import { getShop } from '../shops/repository.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
+import { DAY_MS } from '../clock.js';
 
-// `loyalty demo`: a shop full of plausible data to try the API on. Records go in through the
-// repositories; points events go through the real API (POST /points_events/batch), so the
-// ledger's rules and balances hold exactly as they would for a merchant.
+// `loyalty demo`: a shop full of plausible data to try the API on. It writes as the API does,
+// through the same services: records through records/write.ts (checked, and announced to the
+// shop's webhooks), points events through the ledger's rules and posting (ledger/apply.ts), so
+// the ledger's rules and balances hold exactly as they would for a merchant.
 
 const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Radia', 'Linus', 'Frances', 'John', 'Katherine', 'Dennis', 'Hedy'];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Hamilton', 'Thompson', 'Perlman', 'Torvalds', 'Allen', 'Backus', 'Johnson', 'Ritchie', 'Lamarr'];
@@ -31,7 +33,6 @@ const TIERS = [
   { name: 'Silver', points_threshold: 1000 },
   { name: 'Gold', points_threshold: 5000 },
 ];
-const DAY = 86_400_000;
 
 /** A small deterministic generator, so that two demos of the same size look alike. */
 function random(seed: number): () => number {
@@ -80,7 +81,7 @@ export function registerDemoCommand(program: Command): void {
               total: Math.round(1000 + rand() * 15_000) / 100,
               currency: 'EUR',
               financial_status: pick(STATUSES),
-              placed_at: new Date(now - Math.floor(rand() * 365 * DAY)).toISOString(),
+              placed_at: new Date(now - Math.floor(rand() * 365 * DAY_MS)).toISOString(),
             };
             sales.push({ remote_id: 100_000 + sales.length + 1, ...columnsOf(orders, order, 'replace', now) });
           }
@@ -92,21 +93,21 @@ export function registerDemoCommand(program: Command): void {
         const newPeople = people.filter((p) => !existing.has(Number(p.remote_id)));
         const newSales = sales.filter((s) => !existing.has(Number(s.customer_remote_id)));
 
+        const w: Writer = { shopId, now, config };
         const added = await transaction(db, async (trx) => {
           // As an import would: the shop's customer.created webhooks hear of the new customers.
-          const announce = await announceUpsert(trx, shopId, customers, newPeople.map((p) => Number(p.remote_id)), now);
-          await upsertRecords(trx, shopId, customers, newPeople, now);
-          await announce();
-          await upsertRecords(trx, shopId, orders, newSales, now);
+          const upsert = async (r: typeof customers, rows: Row[]) => {
+            const refused = await upsertMany(trx, w, r, rows.map(({ remote_id, ...values }) => ({ id: Number(remote_id), values })));
+            if (refused.size > 0) throw new Error(`the demo's own ${r.table} were refused: ${JSON.stringify([...refused.values()][0])}`);
+          };
+          await upsert(customers, newPeople);
+          await upsert(orders, newSales);
           const names = new Set((await selectRecords(trx, shopId, rewards).where('name', 'in', REWARDS.map((r) => r.name)).execute()).map((row) => row.name));
           const newRewards = REWARDS.filter((r) => !names.has(r.name)).map((r) => columnsOf(rewards, r, 'create', now));
-          await insertRecords(trx, shopId, rewards, newRewards, now);
+          await createMany(trx, w, rewards, newRewards);
           // A tier is added unless its name or threshold is taken (both are unique in a shop).
-          const tiers = TIERS.map((t) => columnsOf(vipTiers, t, 'create', now));
-          const taken = await conflicts(trx, shopId, vipTiers, tiers.map((values) => ({ id: null, values })));
-          const newTiers = tiers.filter((_, i) => !taken.has(i));
-          await insertRecords(trx, shopId, vipTiers, newTiers, now);
-          return { rewards: newRewards.length, vip_tiers: newTiers.length };
+          const taken = await createMany(trx, w, vipTiers, TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)));
+          return { rewards: newRewards.length, vip_tiers: TIERS.length - taken.size };
         });
 
         // Points: a signup bonus, a point per euro of each paid order, and some redemptions.
@@ -117,30 +118,17 @@ export function registerDemoCommand(program: Command): void {
         }
         for (const p of newPeople) if (redeeming.has(Number(p.remote_id))) events.push({ customer_identifier: String(p.remote_id), source: 'manual', points_amount: -50, internal_note: 'Redeemed: free shipping' });
 
+        // As a batch would: each chunk is checked against the shop's rules (its expiry) and
+        // posted in a transaction of its own, all or nothing.
         let created = 0;
-        if (events.length > 0) {
-          // The demo is this app's only client: shedding or throttling its own requests (or
-          // counting them in a shared Redis) would only make a busy machine fail the demo.
-          const app = await buildApp(
-            { ...config, logLevel: 'warn', loadShedding: { ...config.loadShedding, maxEventLoopDelayMs: 0 }, rateLimit: { ...config.rateLimit, max: Number.MAX_SAFE_INTEGER, redisUrl: null } },
-            { database },
-          );
-          const { token, row } = await createToken(db, shopId, 'demo (revoked when done)', now);
-          try {
-            for (let i = 0; i < events.length; i += config.batchMaxEvents) {
-              const res = await app.inject({
-                method: 'POST',
-                url: `${API_PREFIX}/points_events/batch`,
-                headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-                payload: JSON.stringify({ points_events: events.slice(i, i + config.batchMaxEvents) }),
-              });
-              if (res.statusCode !== 201) throw new CliError(`creating points events failed with ${res.statusCode}: ${res.body.slice(0, 500)}`);
-              created += (res.json() as { data: unknown[] }).data.length;
-            }
-          } finally {
-            await revokeToken(db, shopId, row.id, Date.now());
-            await app.close();
-          }
+        for (let i = 0; i < events.length; i += config.batchMaxEvents) {
+          created += await transaction(db, async (trx) => {
+            const shop = (await getShop(trx, shopId))!;
+            const entries = events.slice(i, i + config.batchMaxEvents).map((event) => checkEvent(event, [], shop, now));
+            const applied = await applyEvents(trx, shopId, entries, now);
+            if (applied.failures) throw new CliError(`creating points events failed: ${applied.failures.map((e) => showError(e, 'points_events')).map((d) => `${d.param}: ${d.message}`).join('; ').slice(0, 500)}`);
+            return applied.events.length;
+          });
         }
         const summary = { customers: newPeople.length, orders: newSales.length, rewards: added.rewards, vip_tiers: added.vip_tiers, points_events: created };
         output(options.json ?? false, summary, () =>

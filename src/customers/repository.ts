@@ -1,17 +1,11 @@
 import { sql, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
+import { MAX_REMOTE_ID, parseRemoteId } from '../core/ids.js';
+import { pushTo } from '../core/maps.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
-/** The largest remote id accepted: ids stay exact as JSON numbers. */
-export const MAX_REMOTE_ID = Number.MAX_SAFE_INTEGER;
-
-/** A decimal remote id, or null when the text is not one. */
-export function parseRemoteId(text: string): number | null {
-  if (!/^[1-9]\d{0,15}$/.test(text)) return null;
-  const id = Number(text);
-  return id <= MAX_REMOTE_ID ? id : null;
-}
+export { MAX_REMOTE_ID, parseRemoteId };
 
 /**
  * How a customer_identifier names a customer: containing `@`, an e-mail (case-insensitive);
@@ -48,8 +42,8 @@ export async function findCustomers(db: DB, shopId: number, identifiers: readonl
   for (const identifier of new Set(identifiers)) {
     const parsed = parseCustomerIdentifier(identifier);
     if (parsed === null) continue;
-    if ('email' in parsed) byEmail.set(parsed.email, [...(byEmail.get(parsed.email) ?? []), identifier]);
-    else byRemoteId.set(parsed.remoteId, [...(byRemoteId.get(parsed.remoteId) ?? []), identifier]);
+    if ('email' in parsed) pushTo(byEmail, parsed.email, identifier);
+    else pushTo(byRemoteId, parsed.remoteId, identifier);
   }
   const found = new Map<string, CustomerKey>();
   const columns = ['remote_id', 'email'] as const;

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, PostgresAdapter, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { isPostgres } from './migrations/_schema.js';
 import type { DB, Tables } from './tables.js';
 
 // Everything that is written differently for SQLite and PostgreSQL above the driver.
 
-export function isPostgres(db: Kysely<any>): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter;
-}
+// One test of the dialect, for the app and for migrations (which import nothing of the app's).
+export { isPostgres };
 
 const RETRYABLE_PG_CODES = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;

@@ -77,7 +77,8 @@ function send(reply: FastifyReply, outcome: Outcome): FastifyReply {
   return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.payload);
 }
 
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** The methods that change something: each takes an Idempotency-Key. */
+export const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * A preValidation hook: a key that was already used is answered before the body is

@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Type } from 'typebox';
-import { MAX_KEY_LENGTH } from './idempotency.js';
+import { MAX_KEY_LENGTH, WRITE_METHODS } from './idempotency.js';
 import { ErrorResponse } from './schemas.js';
 
 export const API_PREFIX = '/merchant_api/v1';
@@ -23,7 +23,6 @@ export const TAGS: { name: string; description: string }[] = [
 ];
 
 const VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'put', PATCH: 'update', DELETE: 'delete' };
-const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content' };
 
 const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');

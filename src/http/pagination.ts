@@ -4,7 +4,7 @@ import { Type, type Static, type TProperties, type TSchema } from 'typebox';
 import type { DB } from '../db/tables.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 
-// The one pagination implementation behind every list endpoint (DESIGN.md section 4).
+// The one pagination implementation behind every list endpoint (docs/pagination.md).
 
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 250;

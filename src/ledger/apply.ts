@@ -1,33 +1,31 @@
 import type { DB } from '../db/tables.js';
-import type { ErrorDetail } from '../errors.js';
+import { pushTo } from '../core/maps.js';
+import type { FieldError } from '../core/validation.js';
 import { findCustomers } from '../customers/repository.js';
 import { postEvents, type Posting } from './post.js';
-import { invalidEvents, type CheckedEvent } from './rules.js';
+import type { CheckedEvent } from './rules.js';
 import type { PointsEvent } from './schemas.js';
 
 // Points events as a merchant sends them (one, or a batch) onto the ledger: every customer is
 // resolved, every failure found, and the events posted (post.ts) only when none fails.
 
+/** The events written, or why none was: each failure with the index of its event. */
+export type Applied = { events: PointsEvent[]; failures?: undefined } | { events?: undefined; failures: FieldError[] };
+
+export interface ApplyOptions {
+  /** Judge the events but write nothing: the caller fails already (a bad batch body). */
+  judgeOnly?: boolean;
+}
+
 /**
- * Applies the events (each with a draft, or the errors its fields already had). Throws a 422
- * listing every failing event when any fails, after `bodyErrors` (the batch body's own);
- * otherwise writes them all and returns them as the API shows them, in order. `batch` decides
- * the params (`points_events[3].points_amount`).
+ * Applies the events (each with a draft, or the errors its fields already had), in order, all
+ * or nothing. When any fails, nothing is written and every failure comes back, by event index
+ * and in index order; otherwise the events written come back as the API shows them, in order.
  */
-export async function applyEvents(
-  trx: DB,
-  shopId: number,
-  entries: readonly CheckedEvent[],
-  now: number,
-  batch: boolean,
-  bodyErrors: readonly ErrorDetail[] = [],
-): Promise<PointsEvent[]> {
-  const prefix = (i: number) => (batch ? `points_events[${i}].` : '');
-  const failures = new Map<number, ErrorDetail[]>();
-  const fail = (i: number, details: readonly ErrorDetail[]) => {
-    const list = failures.get(i);
-    if (list === undefined) failures.set(i, [...details]);
-    else list.push(...details);
+export async function applyEvents(trx: DB, shopId: number, entries: readonly CheckedEvent[], now: number, options: ApplyOptions = {}): Promise<Applied> {
+  const failures = new Map<number, FieldError[]>();
+  const fail = (index: number, errors: readonly FieldError[]) => {
+    for (const error of errors) pushTo(failures, index, { ...error, index });
   };
 
   // Every valid customer_identifier is looked up, also on events whose other fields fail, so
@@ -41,7 +39,7 @@ export async function applyEvents(
     if (customerIdentifier === null) return;
     const row = found.get(customerIdentifier);
     if (row === undefined) {
-      fail(i, [{ param: `${prefix(i)}customer_identifier`, code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(customerIdentifier)}` }]);
+      fail(i, [{ field: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(customerIdentifier)}` }]);
       return;
     }
     if (draft === null) return;
@@ -49,11 +47,8 @@ export async function applyEvents(
     indexOf.push(i);
   });
 
-  const posted = await postEvents(trx, shopId, postings, now, { judgeOnly: failures.size > 0 || bodyErrors.length > 0 });
-  for (const f of posted.failures) fail(indexOf[f.index]!, [{ param: `${prefix(indexOf[f.index]!)}${f.field}`, code: f.code, message: f.message }]);
-  if (failures.size > 0 || bodyErrors.length > 0) {
-    const details = [...bodyErrors, ...[...failures.entries()].sort(([a], [b]) => a - b).flatMap(([, d]) => d)];
-    throw invalidEvents(details, batch ? failures.size : null, bodyErrors.length);
-  }
-  return posted.events;
+  const posted = await postEvents(trx, shopId, postings, now, { judgeOnly: failures.size > 0 || options.judgeOnly === true });
+  for (const f of posted.failures) fail(indexOf[f.index]!, [{ field: f.field, code: f.code, message: f.message }]);
+  if (failures.size > 0) return { failures: [...failures.entries()].sort(([a], [b]) => a - b).flatMap(([, errors]) => errors) };
+  return { events: posted.events };
 }

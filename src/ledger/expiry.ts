@@ -1,7 +1,7 @@
 import { allocateIds, transaction, tryTransactionLock, updateRows } from '../db/dialect.js';
 import type { DB, LotKind, PointsEventsTable } from '../db/tables.js';
 import { findCustomers } from '../customers/repository.js';
-import { enqueueWebhookEvents } from '../webhooks/outbox.js';
+import { enqueueEvents } from '../events/outbox.js';
 import { lockBalances } from './balances.js';
 import { eventJson } from './event-json.js';
 import { insertEvents } from './events-repository.js';
@@ -83,7 +83,7 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
       };
     }),
   );
-  await enqueueWebhookEvents(trx, shopId, 'points_event.expired', () => withEmails(trx, shopId, events), now);
+  await enqueueEvents(trx, shopId, 'points_event.expired', () => withEmails(trx, shopId, events), now);
   return events.length;
 }
 

@@ -1,6 +1,6 @@
 import { allocateIds, updateRows } from '../db/dialect.js';
 import type { DB, LotConsumptionsTable, LotKind, PointsEventsTable, PointsLotsTable } from '../db/tables.js';
-import { enqueueWebhookEvents } from '../webhooks/outbox.js';
+import { enqueueEvents } from '../events/outbox.js';
 import { creditsToNumber, lockBalances, type Balances } from './balances.js';
 import { insertEvents } from './events-repository.js';
 import { eventJson } from './event-json.js';
@@ -310,7 +310,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   await updateRows(trx, 'customers', ['shop_id', 'remote_id'], stored);
 
   const created = events.map((row, i) => eventJson(row, planned[i]!.state.email));
-  await enqueueWebhookEvents(trx, shopId, 'points_event.created', created, now);
+  await enqueueEvents(trx, shopId, 'points_event.created', created, now);
   return { failures: [], events: created, balances: after };
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { findCustomer, parseRemoteId } from '../customers/repository.js';
+import { parseRemoteId } from '../core/ids.js';
+import { findCustomer } from '../customers/repository.js';
 import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';

@@ -1,20 +1,24 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DB } from '../db/tables.js';
-import { AppError, notFound, type ErrorDetail } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { attachedErrors, isJsonObject } from '../http/validation.js';
+import { isJsonObject, type FieldError } from '../core/validation.js';
+import { attachedErrors } from '../http/validation.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { applyEvents } from './apply.js';
 import { reverseEvent } from './reverse.js';
-import { parseRemoteId } from '../customers/repository.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
 import { checkEvent, invalidEvents } from './rules.js';
 import { BatchInput, PointsEvent, PointsEventInput, ReverseInput } from './schemas.js';
+import { parseRemoteId } from '../core/ids.js';
+import { pushTo } from '../core/maps.js';
 
 const TAGS = ['Points events'];
-const NO_ERRORS: readonly ErrorDetail[] = [];
+const NO_ERRORS: readonly FieldError[] = [];
+/** The batch body's list of events: its elements' errors are shown as `points_events[3].field`. */
+const LIST = 'points_events';
 
 /**
  * The shop's expiry settings as they are now: the request's shop comes from the token cache
@@ -49,13 +53,15 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
     },
     async (request, reply) => {
       const errors = attachedErrors(request);
-      if (!isJsonObject(request.body)) throw invalidEvents(errors, null);
+      if (!isJsonObject(request.body)) throw invalidEvents(errors);
       const input = request.body;
       return runWrite(request, reply, async (trx) => {
         const now = app.clock();
-        const entry = checkEvent(input, errors, await currentShop(trx, request.shop.id), now, '');
-        const [data] = await applyEvents(trx, request.shop.id, [entry], now, false);
-        return { status: 201, body: { data } };
+        const entry = checkEvent(input, errors, await currentShop(trx, request.shop.id), now);
+        const applied = await applyEvents(trx, request.shop.id, [entry], now);
+        // A single event's errors are shown without its index: its fields are the body's.
+        if (applied.failures) throw invalidEvents(applied.failures.map(({ index: _, ...error }) => error));
+        return { status: 201, body: { data: applied.events[0] } };
       });
     },
   );
@@ -76,23 +82,23 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const byElement = new Map<number, ErrorDetail[]>();
-      const envelope: ErrorDetail[] = [];
-      for (const detail of attachedErrors(request)) {
-        const match = /^points_events\[(\d+)\]/.exec(detail.param);
-        if (match === null) envelope.push(detail);
-        else byElement.set(Number(match[1]), [...(byElement.get(Number(match[1])) ?? []), detail]);
+      const byElement = new Map<number, FieldError[]>();
+      const envelope: FieldError[] = [];
+      for (const error of attachedErrors(request, LIST)) {
+        if (error.index === undefined) envelope.push(error);
+        else pushTo(byElement, error.index, { ...error, index: undefined });
       }
       const inputs = isJsonObject(request.body) ? request.body.points_events : undefined;
       // The elements of a list that is missing, not a list, empty or too long are not looked
       // into; an unknown field beside a good list does not hide the elements' errors.
-      if (!Array.isArray(inputs) || envelope.some((d) => d.param === 'points_events')) throw invalidEvents(envelope, null);
+      if (!Array.isArray(inputs) || envelope.some((e) => e.field === LIST && e.below === undefined)) throw invalidEvents(envelope, LIST);
       return runWrite(request, reply, async (trx) => {
         const now = app.clock();
         const shop = await currentShop(trx, request.shop.id);
-        const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, shop, now, `points_events[${i}].`));
-        const data = await applyEvents(trx, request.shop.id, entries, now, true, envelope);
-        return { status: 201, body: { data } };
+        const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, shop, now));
+        const applied = await applyEvents(trx, request.shop.id, entries, now, { judgeOnly: envelope.length > 0 });
+        if (applied.failures || envelope.length > 0) throw invalidEvents([...envelope, ...(applied.failures ?? [])], LIST);
+        return { status: 201, body: { data: applied.events } };
       });
     },
   );

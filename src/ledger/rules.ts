@@ -1,12 +1,13 @@
-import { parseTime } from '../clock.js';
-import { AppError, type ErrorDetail } from '../errors.js';
+import { DAY_MS, parseTime } from '../clock.js';
+import { showError, type FieldError } from '../core/validation.js';
+import { AppError } from '../errors.js';
 import { CREDITS_ERROR, NAMED_SOURCES, type PointsEventInput } from './schemas.js';
 
 // The rules of one points event that need no database: amounts, times, expiry, names.
 // Customers and balances are checked when the batch is applied (apply.ts).
 // The rules run on every field that passed its schema, not only on wholly valid events.
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS };
 /** applied_at may run ahead of our clock by this much (clients' clocks drift). */
 export const MAX_FUTURE_MS = 5 * 60_000;
 
@@ -51,17 +52,17 @@ function isHttpUrl(text: string): boolean {
 }
 
 const NO_FIELDS: ReadonlySet<string> = new Set();
-const NO_ERRORS: readonly ErrorDetail[] = Object.freeze([]);
+const NO_ERRORS: readonly FieldError[] = Object.freeze([]);
 
 /**
  * Checks one event against the shop's settings and the clock. Fields named in `invalid` failed
  * their schema: they are never read, and a rule that needs one of them waits until it is valid,
  * so every other failing field is still reported. A draft comes back only when no field failed.
- * Params in the returned errors are prefixed with `prefix` (e.g. `points_events[3].`).
+ * Errors name the event's fields; which event they belong to is the caller's to say.
  */
-export function draftEvent(input: PointsEventInput, shop: ShopRules, now: number, prefix: string, invalid: ReadonlySet<string> = NO_FIELDS): EventDraft | ErrorDetail[] {
-  const errors: ErrorDetail[] = [];
-  const fail = (field: string, code: string, message: string) => errors.push({ param: prefix + field, code, message });
+export function draftEvent(input: PointsEventInput, shop: ShopRules, now: number, invalid: ReadonlySet<string> = NO_FIELDS): EventDraft | FieldError[] {
+  const errors: FieldError[] = [];
+  const fail = (field: string, code: string, message: string) => errors.push({ field, code, message });
   const valid = (field: keyof PointsEventInput) => !invalid.has(field);
 
   // Both amounts passed their schema: their signs are known even when credits has too many decimals.
@@ -144,30 +145,34 @@ export interface CheckedEvent {
   /** customer_identifier when it passed its schema: looked up even when other fields fail. */
   customerIdentifier: string | null;
   /** Schema errors, then rule errors; empty when there is a draft. */
-  errors: readonly ErrorDetail[];
+  errors: readonly FieldError[];
 }
 
 /**
  * Judges one event (a request body or a batch element) given its schema errors: the rules run
  * on every field that passed its schema, so all failing fields are reported together.
  */
-export function checkEvent(input: unknown, schemaErrors: readonly ErrorDetail[], shop: ShopRules, now: number, prefix: string): CheckedEvent {
+export function checkEvent(input: unknown, schemaErrors: readonly FieldError[], shop: ShopRules, now: number): CheckedEvent {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return { draft: null, customerIdentifier: null, errors: schemaErrors };
-  // `points_events[3].source` → `source`; `points_events[3].colour` (unknown) marks nothing known.
-  const invalid = schemaErrors.length === 0 ? NO_FIELDS : new Set(schemaErrors.map((e) => e.param.slice(prefix.length).split(/[.[]/, 1)[0]!));
+  // An unknown field (`colour`) marks nothing known.
+  const invalid = schemaErrors.length === 0 ? NO_FIELDS : new Set(schemaErrors.map((e) => e.field));
   const event = input as PointsEventInput;
   const customerIdentifier = invalid.has('customer_identifier') ? null : event.customer_identifier;
-  const result = draftEvent(event, shop, now, prefix, invalid);
+  const result = draftEvent(event, shop, now, invalid);
   if (!Array.isArray(result)) return { draft: result, customerIdentifier, errors: NO_ERRORS };
   return { draft: null, customerIdentifier, errors: schemaErrors.length === 0 ? result : [...schemaErrors, ...result] };
 }
 
 /**
- * The 422 for invalid points events. The message counts failing events in a batch (one
- * event may fail on several fields), and fields in a single request. `bodyFields` counts the
- * details about the batch body itself (an unknown top-level field), listed before the events'.
+ * The 422 for invalid points events, shown with params into the body: `list` names a batch's
+ * list of events (`points_events[3].points_amount`); errors with no index are about the body
+ * itself (an unknown top-level field) and come first. The message counts failing events in a
+ * batch (one event may fail on several fields), and fields in a single request.
  */
-export function invalidEvents(details: ErrorDetail[], failingEvents: number | null, bodyFields = 0): AppError {
+export function invalidEvents(errors: readonly FieldError[], list?: string): AppError {
+  const details = errors.map((e) => showError(e, list));
+  const failingEvents = new Set(errors.flatMap((e) => (e.index === undefined ? [] : [e.index]))).size;
+  const bodyFields = errors.length - errors.filter((e) => e.index !== undefined).length;
   let message: string;
   if (details.length === 1) message = details[0]!.message;
   else if (!failingEvents) message = `${details.length} fields are invalid`;

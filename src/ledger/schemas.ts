@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 
 // The shapes of the points ledger: what a merchant sends, and the event we answer with.
 
-/** Sources a merchant may send (DESIGN.md section 5). */
+/** Sources a merchant may send (docs/ledger.md). */
 export const INPUT_SOURCES = [
   'manual',
   'custom_action',

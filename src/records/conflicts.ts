@@ -2,6 +2,7 @@ import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { existingIds, holdersOf } from './repository.js';
 import type { Resource, Row } from './resource.js';
+import { pushTo } from '../core/maps.js';
 
 // Rules that need the database: unique fields and references to other records. One pass
 // serves a single write and a whole import batch alike.
@@ -24,7 +25,7 @@ function taken(r: Resource, name: string): ErrorDetail {
  */
 export async function conflicts(db: DB, shopId: number, r: Resource, candidates: Candidate[]): Promise<Map<number, ErrorDetail[]>> {
   const errors = new Map<number, ErrorDetail[]>();
-  const add = (i: number, detail: ErrorDetail) => errors.set(i, [...(errors.get(i) ?? []), detail]);
+  const add = (i: number, detail: ErrorDetail) => pushTo(errors, i, detail);
   for (const [name, field] of Object.entries(r.fields)) {
     if (field.unique) {
       const norm = (v: unknown) => (field.unique === 'ci' && typeof v === 'string' ? v.toLowerCase() : v);

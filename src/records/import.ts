@@ -5,11 +5,9 @@ import { transaction } from '../db/dialect.js';
 import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
-import { parseRemoteId } from '../customers/repository.js';
-import { conflicts } from './conflicts.js';
-import { upsertRecords } from './repository.js';
+import { parseRemoteId } from '../core/ids.js';
 import { columnsOf, validateImported, type Resource, type Row } from './resource.js';
-import { announceUpsert } from '../webhooks/record-events.js';
+import { upsertMany, type Writer } from './write.js';
 
 // Bulk upsert of synced records from NDJSON or CSV, by remote_id: running it twice is harmless.
 // Each row gets the validation a PUT body gets; rows are written in big multi-row transactions.
@@ -123,7 +121,7 @@ type Item = { line: number; id: number; body: Row };
  * Writes a batch as if its lines were PUT one after another: a remote_id's later lines go in
  * later rounds, so the last one wins and each is checked against what the earlier ones wrote.
  */
-async function writeBatch(db: DB, shopId: number, r: Resource, batch: Item[], now: number, result: ImportResult): Promise<void> {
+async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result: ImportResult): Promise<void> {
   const rounds: Item[][] = [];
   const seen = new Map<number, number>();
   for (const row of batch) {
@@ -133,18 +131,10 @@ async function writeBatch(db: DB, shopId: number, r: Resource, batch: Item[], no
   }
   await transaction(db, async (trx) => {
     for (const rows of rounds) {
-      const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', now) }));
-      const errors = await conflicts(trx, shopId, r, candidates);
-      const good: Row[] = [];
-      candidates.forEach((c, i) => {
-        const details = errors.get(i);
-        if (details) result.rejected.push({ line: rows[i]!.line, reason: reasonOf(details) });
-        else good.push({ remote_id: c.id, ...c.values });
-      });
-      const announce = await announceUpsert(trx, shopId, r, good.map((row) => row.remote_id as number), now);
-      await upsertRecords(trx, shopId, r, good, now);
-      await announce();
-      result.imported += good.length;
+      const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', w.now) }));
+      const errors = await upsertMany(trx, w, r, candidates);
+      for (const [i, details] of errors) result.rejected.push({ line: rows[i]!.line, reason: reasonOf(details) });
+      result.imported += candidates.length - errors.size;
     }
   });
 }
@@ -153,6 +143,7 @@ async function writeBatch(db: DB, shopId: number, r: Resource, batch: Item[], no
 export async function importRecords(db: DB, shopId: number, r: Resource, source: AsyncIterable<SourceRow>, now: number, config: Config, onRows?: (n: number) => void): Promise<ImportResult> {
   if (r.write !== 'upsert') throw new Error(`${r.table} are not synced from the platform; only records with a remote_id can be imported`);
   const result: ImportResult = { imported: 0, rejected: [] };
+  const w: Writer = { shopId, now, config };
   let batch: Item[] = [];
   for await (const row of source) {
     if (row.body === undefined) {
@@ -170,12 +161,12 @@ export async function importRecords(db: DB, shopId: number, r: Resource, source:
     }
     batch.push({ line: row.line, id: id!, body });
     if (batch.length >= BATCH) {
-      await writeBatch(db, shopId, r, batch, now, result);
+      await writeBatch(db, w, r, batch, result);
       onRows?.(batch.length);
       batch = [];
     }
   }
-  if (batch.length > 0) await writeBatch(db, shopId, r, batch, now, result);
+  if (batch.length > 0) await writeBatch(db, w, r, batch, result);
   result.rejected.sort((a, b) => a.line - b.line);
   return result;
 }

@@ -3,7 +3,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
-import { compileValidator, toErrorDetails } from '../http/validation.js';
+import { compileValidator, showError, toFieldErrors, type FieldError } from '../core/validation.js';
 import { isoTime } from '../clock.js';
 import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Field, type Fields } from './fields.js';
 
@@ -203,13 +203,13 @@ export interface BodyCheck {
  * Runs the rules JSON Schema cannot express (money decimals) on every field that passed its
  * schema, so that every failing field is reported at once, not only the schema's.
  */
-export function checkFields(r: Resource, body: unknown, schemaErrors: readonly ErrorDetail[]): BodyCheck {
-  const errors = [...schemaErrors];
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || schemaErrors.some((e) => e.param === 'body')) {
+export function checkFields(r: Resource, body: unknown, schemaErrors: readonly FieldError[]): BodyCheck {
+  const errors = schemaErrors.map((e) => showError(e));
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || schemaErrors.some((e) => e.field === '' && e.below === undefined)) {
     return { errors, invalid: new Set(), valid: null };
   }
-  // `total` from `total`; a nested param such as `tags[2]` would mark `tags`.
-  const invalid = new Set(schemaErrors.map((e) => e.param.split(/[.[]/, 1)[0]!));
+  // A failure below a field (`tags[2]`) marks the field (`tags`).
+  const invalid = new Set(schemaErrors.map((e) => e.field));
   for (const [name, value] of Object.entries(body)) {
     if (invalid.has(name) || !Object.hasOwn(r.fields, name)) continue;
     const failed = fieldErrors(name, r.fields[name]!, value);
@@ -231,7 +231,7 @@ export function recordErrors(r: Resource, stored: Row, invalid: ReadonlySet<stri
 /** The same validation a PUT body gets, for one imported row: every field's errors at once. */
 export function validateImported(r: Resource, body: Row, config: Config): ErrorDetail[] {
   const d = derive(r);
-  const checked = checkFields(r, body, d.validateInput(body) ? [] : toErrorDetails(d.validateInput.errors ?? []));
+  const checked = checkFields(r, body, d.validateInput(body) ? [] : toFieldErrors(d.validateInput.errors ?? []));
   if (checked.valid === null) return checked.errors;
   return [...checked.errors, ...recordErrors(r, columnsOf(r, checked.valid, 'replace', 0), checked.invalid, config)];
 }

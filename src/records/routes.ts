@@ -1,20 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { parseRemoteId } from '../customers/repository.js';
-import { isUniqueViolation } from '../db/dialect.js';
+import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
-import type { Config } from '../config.js';
-import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
-import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
-import { cursorRecords, deleteRecord, findRecord, insertRecord, putRecord, selectRecords, updateRecord } from './repository.js';
-import { checkFields, columnsOf, derive, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
+import { cursorRecords, findRecord, selectRecords } from './repository.js';
+import { derive, recordsJson, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
-import { enqueueRecordEvents } from '../webhooks/record-events.js';
+import { checkedBody, createRecord, patchRecord, raced, refuse, removeRecord, replaceRecord, type Writer } from './write.js';
 
 // The routes of every record resource, generated from its description. Each route below is
 // registered explicitly per resource: grep for `/${r.path}`.
@@ -27,78 +23,8 @@ const Deleted = Type.Object(
 /** A path ID: a positive integer below 2^53, else null. */
 const pathId = (text: string) => parseRemoteId(text);
 
-type CheckedBody = BodyCheck & { valid: Row };
-
-/**
- * The body's schema errors (write routes validate with attachValidation) and the rules of the
- * fields that passed it. Only a body that is not an object at all is refused here.
- */
-function checkedBody(r: Resource, request: FastifyRequest): CheckedBody {
-  const checked = checkFields(r, request.body, attachedErrors(request));
-  if (checked.valid !== null) return checked as CheckedBody;
-  throw validationError(checked.errors.length > 0 ? checked.errors : [{ param: 'body', code: 'invalid_type', message: 'the request body must be an object' }]);
-}
-
-/** The column values of the body's valid fields; a failing field is left out, not defaulted. */
-function valuesOf(r: Resource, checked: CheckedBody, mode: 'create' | 'replace' | 'patch', now: number): Row {
-  const values = columnsOf(r, checked.valid, mode, now);
-  for (const name of checked.invalid) delete values[name];
-  return values;
-}
-
-/** A bad path ID or a missing record: the body's own errors, when it has any, are told first. */
-function refuse(checked: CheckedBody, error: AppError): AppError {
-  return checked.errors.length > 0 ? validationError(checked.errors) : error;
-}
-
-/** A candidate's write failed on a unique index: another writer took a value after the check. */
-class LostRace extends Error {
-  constructor(
-    readonly candidate: Candidate,
-    cause: unknown,
-  ) {
-    super('a concurrent write took a unique value', { cause });
-  }
-}
-
-/**
- * Checks a write, then makes it. Every error is reported at once: the body's fields, the
- * cross-field rules once what they read is valid, and the database's rules (unique values,
- * references) on the valid fields. A unique index that fails the write all the same becomes a
- * LostRace, which `raced` reports once the transaction is over.
- */
-async function checkedWrite<T>(
-  trx: DB,
-  config: Config,
-  shopId: number,
-  r: Resource,
-  checked: CheckedBody,
-  stored: Row,
-  candidate: Candidate,
-  write: () => Promise<T>,
-): Promise<T> {
-  const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid, config)];
-  errors.push(...((await conflicts(trx, shopId, r, [candidate])).get(0) ?? []));
-  if (errors.length > 0) throw validationError(errors);
-  return write().catch((error: unknown) => {
-    throw isUniqueViolation(error) ? new LostRace(candidate, error) : error;
-  });
-}
-
-/**
- * For the catch of the whole write, after its transaction rolled back: two writers raced for a
- * unique value and this one lost. Reports the fields that clash, as the precheck would have.
- */
-async function raced(db: DB, shopId: number, r: Resource, error: unknown): Promise<never> {
-  if (!(error instanceof LostRace)) throw error;
-  throw validationError(await lostRaceErrors(db, shopId, r, error.candidate));
-}
-
-function generateSecrets(r: Resource): Row {
-  const out: Row = {};
-  for (const [name, field] of Object.entries(r.fields)) if (field.kind === 'secret') out[name] = `${field.prefix}${randomBytes(24).toString('base64url')}`;
-  return out;
-}
+/** Who writes: the request's shop, now, under this deployment's settings. */
+const writer = (app: FastifyInstance, request: FastifyRequest): Writer => ({ shopId: request.shop.id, now: app.clock(), config: app.config });
 
 export function registerRecordRoutes(app: FastifyInstance, resources: readonly Resource[] = RESOURCES): void {
   for (const r of resources) {
@@ -172,7 +98,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
           },
         },
         async (request, reply) => {
-          const checked = checkedBody(r, request);
+          const checked = checkedBody(r, request.body, attachedErrors(request));
           const remoteId = pathId((request.params as Record<string, string>)[param]!);
           if (remoteId === null) {
             throw refuse(
@@ -183,15 +109,8 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
             );
           }
           return runWrite(request, reply, async (trx) => {
-            const now = app.clock();
-            const shopId = request.shop.id;
-            const values = valuesOf(r, checked, 'replace', now);
-            const write = () => putRecord(trx, shopId, r, remoteId, values, now);
-            const { created } = await checkedWrite(trx, app.config, shopId, r, checked, values, { id: remoteId, values }, write);
-            const row = (await findRecord(trx, shopId, r, remoteId))!;
-            const [data] = await json(trx, shopId, [row]);
-            await enqueueRecordEvents(trx, shopId, r, [{ created, record: data! }], now);
-            return { status: created ? 201 : 200, body: { data } };
+            const { created, record } = await replaceRecord(trx, writer(app, request), r, remoteId, checked);
+            return { status: created ? 201 : 200, body: { data: record } };
           }).catch((e) => raced(app.db, request.shop.id, r, e));
         },
       );
@@ -210,17 +129,11 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
           },
         },
         async (request, reply) => {
-          const checked = checkedBody(r, request);
+          const checked = checkedBody(r, request.body, attachedErrors(request));
           return runWrite(request, reply, async (trx) => {
-            const now = app.clock();
-            const shopId = request.shop.id;
-            const values = valuesOf(r, checked, 'create', now);
-            const write = () => insertRecord(trx, shopId, r, { ...values, ...generateSecrets(r) }, now);
-            const row = await checkedWrite(trx, app.config, shopId, r, checked, values, { id: null, values }, write);
-            const [data] = await json(trx, shopId, [row]);
-            await enqueueRecordEvents(trx, shopId, r, [{ created: true, record: data! }], now);
             // The one response that shows secrets.
-            return { status: 201, body: { data: { ...data, ...pickSecrets(r, row) } } };
+            const data = await createRecord(trx, writer(app, request), r, checked);
+            return { status: 201, body: { data } };
           }).catch((e) => raced(app.db, request.shop.id, r, e));
         },
       );
@@ -243,17 +156,9 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
         async (request, reply) => {
           const text = (request.params as { id: string }).id;
           const id = pathId(text);
-          const checked = checkedBody(r, request);
+          const checked = checkedBody(r, request.body, attachedErrors(request));
           return runWrite(request, reply, async (trx) => {
-            const now = app.clock();
-            const shopId = request.shop.id;
-            const existing = id === null ? undefined : await findRecord(trx, shopId, r, id);
-            if (existing === undefined) throw refuse(checked, notFound(r.singular, text));
-            const values = valuesOf(r, checked, 'patch', now);
-            const write = () => updateRecord(trx, shopId, r, id!, values, now);
-            const row = await checkedWrite(trx, app.config, shopId, r, checked, { ...existing, ...values }, { id, values }, write);
-            const [data] = await json(trx, shopId, [row!]);
-            await enqueueRecordEvents(trx, shopId, r, [{ created: false, previous: existing, record: data! }], now);
+            const data = await patchRecord(trx, writer(app, request), r, id, text, checked);
             return { status: 200, body: { data } };
           }).catch((e) => raced(app.db, request.shop.id, r, e));
         },
@@ -273,17 +178,9 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
         async (request, reply) => {
           const text = (request.params as { id: string }).id;
           const id = pathId(text);
-          return runWrite(request, reply, async (trx) => {
-            if (id === null || !(await deleteRecord(trx, request.shop.id, r, id))) throw notFound(r.singular, text);
-            return { status: 200, body: { data: { id, deleted: true } } };
-          });
+          return runWrite(request, reply, async (trx) => ({ status: 200, body: { data: await removeRecord(trx, request.shop.id, r, id, text) } }));
         },
       );
     }
   }
-}
-
-function pickSecrets(r: Resource, row: Row): Row {
-  const all = recordJson(r, row, true);
-  return Object.fromEntries(Object.entries(r.fields).filter(([, f]) => f.kind === 'secret').map(([name]) => [name, all[name]]));
 }

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { claimRows } from '../db/dialect.js';
-import { prepareQuery } from '../db/prepared.js';
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/tables.js';
+import { pushTo } from '../core/maps.js';
 
 // The SQL of the webhook outbox. Every function takes the database handle first (the caller
 // owns the transaction); the job's claim and prune work across shops, everything else is
@@ -26,17 +26,6 @@ export interface ClaimedDelivery {
 // Partial indexes are used only when the query names the same literal (SQLite).
 const PENDING = sql.lit('pending');
 
-// Prepared: it runs in every write transaction that may announce something.
-const webhookTopics = prepareQuery<{ shopId: number }, { id: number; topic: string }>((db, p) =>
-  db.selectFrom('webhooks').select(['id', 'topic']).where('shop_id', '=', p.value('shopId')),
-);
-
-/** The shop's webhooks and their topics: the outbox's one lookup per transaction. */
-export async function shopWebhookTopics(db: DB, shopId: number): Promise<{ id: number; topic: string }[]> {
-  const rows = await webhookTopics(db, { shopId });
-  return rows.map((row) => ({ id: Number(row.id), topic: row.topic }));
-}
-
 /**
  * Claims up to `limit` due deliveries, oldest due first: each is leased until `leaseUntil`
  * (its next_attempt_at moves there) and its attempt is counted, so no other worker sends it
@@ -56,7 +45,7 @@ export async function claimDueDeliveries(trx: DB, now: number, limit: number, le
     .limit(limit);
   const rows = await claimRows(trx, query, 'd').execute();
   const byShop = new Map<number, number[]>();
-  for (const row of rows) byShop.set(Number(row.shop_id), [...(byShop.get(Number(row.shop_id)) ?? []), Number(row.id)]);
+  for (const row of rows) pushTo(byShop, Number(row.shop_id), Number(row.id));
   for (const [shopId, ids] of byShop) {
     await trx
       .updateTable('webhook_deliveries')
@@ -139,7 +128,7 @@ export async function attemptsOf(db: DB, shopId: number, deliveryIds: readonly n
     .orderBy('delivery_id')
     .orderBy('attempt')
     .execute();
-  for (const row of rows) out.set(Number(row.delivery_id), [...(out.get(Number(row.delivery_id)) ?? []), row]);
+  for (const row of rows) pushTo(out, Number(row.delivery_id), row);
   return out;
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { parseRemoteId } from '../customers/repository.js';
+import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';

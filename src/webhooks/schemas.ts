@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { isoTime } from '../clock.js';
-import { WEBHOOK_TOPICS } from '../records/resources/webhooks.js';
+import { WEBHOOK_TOPICS } from '../events/topics.js';
 import type { AttemptRow, DeliveryRow } from './repository.js';
 
 // The shapes of the webhook delivery endpoints: one schema per shape (type, serialisation, docs).

@@ -3,6 +3,7 @@ import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
 describe(`errors and request handling (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ config: { bodyLimitBytes: 4096 } });

@@ -3,6 +3,7 @@ import { API, DAY, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
 describe(`idempotency keys (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();

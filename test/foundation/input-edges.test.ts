@@ -7,6 +7,7 @@ import { postEvent } from '../ledger/fixtures.js';
 // never with a 500 or Fastify's own body.
 
 describe(`input at the edges (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ shop: { points_expiry_days: 30 } });

@@ -50,6 +50,7 @@ const operations = (doc: Document) =>
   Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([method, op]) => ({ where: `${method.toUpperCase()} ${p}`, path: p, op })));
 
 describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let doc: Document;
   beforeAll(async () => {
@@ -124,6 +125,7 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
 });
 
 describe(`the interactive reference (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();

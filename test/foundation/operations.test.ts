@@ -24,6 +24,7 @@ function sample(metrics: string, name: string, labels: Record<string, string>): 
 }
 
 describe(`health, readiness and metrics (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();
@@ -75,6 +76,7 @@ describe(`readiness without a database (${TEST_DIALECT})`, () => {
 });
 
 describe(`request ids and logs (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   const logs = new LogCapture();
   beforeAll(async () => {

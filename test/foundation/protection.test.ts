@@ -8,6 +8,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 const WINDOW_MS = 60_000;
 
 describe(`per-shop rate limit (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ config: { rateLimit: { max: 3, windowMs: WINDOW_MS, redisUrl: null } } });

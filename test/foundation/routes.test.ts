@@ -31,6 +31,7 @@ describe(`every /merchant_api/v1 route (${TEST_DIALECT})`, () => {
   let routes: Route[];
   let revoked: string;
 
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   beforeAll(async () => {
     t = await setup();
     routes = apiRoutes((await t.app.inject({ method: 'GET', url: '/openapi.json' })).json());
@@ -100,6 +101,7 @@ describe(`every /merchant_api/v1 route (${TEST_DIALECT})`, () => {
 });
 
 describe(`the shop a token belongs to (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ shop: { name: 'Shop A', points_expiry_days: 30 } });

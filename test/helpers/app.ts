@@ -6,6 +6,7 @@ import { migrateToLatest } from '../../src/db/migrator.js';
 import { createShop, createToken, type Shop, type ShopSettings } from '../../src/shops/repository.js';
 import type { WebhookTransport } from '../../src/webhooks/delivery.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { DAY_MS } from '../../src/clock.js';
 
 export const API = '/merchant_api/v1';
 
@@ -18,7 +19,7 @@ export class TestClock {
   }
 }
 
-export const DAY = 86_400_000;
+export const DAY = DAY_MS;
 
 export interface TestShop {
   shop: Shop;

@@ -4,6 +4,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { balanceOf, countRows, createCustomers, postBatch, expectConsistentLedger } from './fixtures.js';
 
 describe(`points events in a batch (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();
@@ -109,6 +110,7 @@ describe(`points events in a batch (${TEST_DIALECT})`, () => {
 });
 
 describe(`points events in a batch: configured maximum (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ config: { batchMaxEvents: 3 } });

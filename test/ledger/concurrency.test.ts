@@ -4,6 +4,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectConsistentLedger } from './fixtures.js';
 
 describe(`points events: exactly once and concurrent writers (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();

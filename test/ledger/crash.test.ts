@@ -30,6 +30,7 @@ async function send(server: ServerProcess, token: string, b: number): Promise<Re
 }
 
 describe(`a server killed with SIGKILL mid-stream (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   const servers: ServerProcess[] = [];
   beforeAll(async () => {

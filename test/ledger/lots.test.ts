@@ -35,6 +35,7 @@ async function consumptionsOf(t: TestContext, eventId: number) {
 }
 
 describe(`lots: first-expiring first, and expiry (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ shop: { per_event_expiry: true, points_expiry_days: null } });
@@ -136,6 +137,7 @@ describe(`lots: first-expiring first, and expiry (${TEST_DIALECT})`, () => {
 });
 
 describe(`lots: sweeps racing sweeps and deductions (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ shop: { points_expiry_days: 1 } });
@@ -183,6 +185,7 @@ describe(`lots: sweeps racing sweeps and deductions (${TEST_DIALECT})`, () => {
 });
 
 describe(`lots: the shop's default expiry, with an injected clock (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ shop: { points_expiry_days: 30 } });
@@ -208,6 +211,7 @@ describe(`lots: the shop's default expiry, with an injected clock (${TEST_DIALEC
 });
 
 describe(`credits are exact (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();

@@ -4,6 +4,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, postBatch, expectConsistentLedger } from './fixtures.js';
 
 describe(`reading the ledger (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let ids: number[];
   beforeAll(async () => {

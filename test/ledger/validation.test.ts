@@ -3,7 +3,7 @@ import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectConsistentLedger } from './fixtures.js';
 
-// DESIGN.md section 3: validation reports every failing field, not only the schema's. Each
+// docs/errors.md: validation reports every failing field, not only the schema's. Each
 // rule runs on every field whose own value passed its schema (a rule that needs a sibling
 // runs once that sibling is valid), one detail per failing param, at most 100.
 
@@ -11,6 +11,7 @@ import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectCons
 const failures = (res: Parameters<typeof errorOf>[0]) => errorOf(res).details!.map((d) => [d.param, d.code]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
 
 describe(`points events: every failing field at once (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();
@@ -155,6 +156,7 @@ describe(`points events: every failing field at once (${TEST_DIALECT})`, () => {
 });
 
 describe(`points events: expiry rules beside other failures (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ shop: { per_event_expiry: true, points_expiry_days: 30 } });

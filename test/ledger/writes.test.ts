@@ -4,6 +4,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { balanceOf, countRows, createCustomers, postEvent, expectConsistentLedger } from './fixtures.js';
 
 describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();
@@ -178,6 +179,7 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
 });
 
 describe(`points events: expiry settings (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup({ shop: { per_event_expiry: true, points_expiry_days: 30 } });

@@ -9,6 +9,7 @@ const PUBLIC = 'https://api.example.com';
 const N = 1000;
 
 describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let other: TestShop;
   const ids = new Map<string, number[]>();

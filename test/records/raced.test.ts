@@ -16,6 +16,7 @@ const taken = (param: string) => ({
 });
 
 describe(`a write that lost a race for a unique value (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let goldId: number;
   beforeAll(async () => {

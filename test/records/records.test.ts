@@ -5,6 +5,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { REFERENCED_ID, sample, seedReferences } from './samples.js';
 
 describe(`records: writes and reads of every resource (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let other: TestShop;
   beforeAll(async () => {

@@ -4,7 +4,7 @@ import { validateImported } from '../../src/records/resource.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
-// DESIGN.md section 3: validation reports every failing field, not only the schema's. Money
+// docs/errors.md: validation reports every failing field, not only the schema's. Money
 // decimals, cross-field rules and database rules (unique values, references) run on every
 // field that passed its schema, beside the schema's errors.
 
@@ -13,6 +13,7 @@ const failures = (res: Parameters<typeof errorOf>[0]) => errorOf(res).details!.m
 const ORDER = { customer_remote_id: null, total: 59.9, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T09:30:00Z' };
 
 describe(`records: every failing field at once (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let rewardId: number;
   beforeAll(async () => {

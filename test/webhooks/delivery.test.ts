@@ -10,6 +10,7 @@ import { createCustomers, createWebhook, FakeTransport, grant, runJob, storedDel
 // claims that never send a delivery twice, and the merchant's view of deliveries.
 
 describe(`webhook delivery (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   let t: TestContext;
   const transport = new FakeTransport();
   beforeAll(async () => {

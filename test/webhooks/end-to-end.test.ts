@@ -24,6 +24,7 @@ describe(`webhook delivery over HTTP (${TEST_DIALECT})`, () => {
   const received: Received[] = [];
   let status = 204;
 
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   beforeAll(async () => {
     t = await setup({ config: { webhooks: { ...loadConfig({}).webhooks, allowPrivateUrls: true } } });
     server = http.createServer((req, res) => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transaction } from '../../src/db/dialect.js';
 import { importRecords, readNdjson } from '../../src/records/import.js';
 import { customers } from '../../src/records/resources/customers.js';
-import { enqueueWebhookEvents } from '../../src/webhooks/outbox.js';
+import { enqueueEvents as enqueueWebhookEvents } from '../../src/events/outbox.js';
 import { API, DAY, setup, type TestContext, type TestShop } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, createWebhook, grant, runJob, storedDeliveries } from './fixtures.js';
@@ -12,6 +12,7 @@ import { createCustomers, createWebhook, grant, runJob, storedDeliveries } from 
 // event per webhook subscribed to its topic, and nothing when the change does not commit.
 
 describe(`webhook outbox (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();

@@ -27,6 +27,7 @@ const REFUSED = [
 const ACCEPTED = ['https://93.184.216.34/hooks', 'https://[2606:4700:4700::1111]/hooks', 'https://hooks.example.com/loyalty', 'http://localhost.example.com/hooks'];
 
 describe(`webhook urls on non-public addresses (${TEST_DIALECT})`, () => {
+  // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let open: TestContext;
   beforeAll(async () => {

@@ -145,6 +145,7 @@ describe(`refused deliveries (${TEST_DIALECT})`, () => {
   let received = 0;
   let connections = 0;
 
+  // The `it` blocks below share one context (database, shop, clock) and move its clock on: they run in order.
   beforeAll(async () => {
     t = await setup();
     open = await setup({ config: { webhooks: { ...loadConfig({}).webhooks, allowPrivateUrls: true } } });

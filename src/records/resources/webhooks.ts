@@ -1,21 +1,10 @@
 import { oneOf, secret, text } from '../fields.js';
+import { WEBHOOK_TOPICS, type WebhookTopic } from '../../events/topics.js';
 import type { Resource } from '../resource.js';
-import { publicUrlErrors } from '../../webhooks/public-url.js';
+import { publicUrlErrors } from '../../core/addresses.js';
 
-// Every topic is delivered (webhooks/): points events written by the API or by the expiry
-// sweep, customers created or updated (PUT, import), referrals that become completed,
-// redemptions created or voided.
-export const WEBHOOK_TOPICS = [
-  'points_event.created',
-  'points_event.expired',
-  'customer.created',
-  'customer.updated',
-  'referral.completed',
-  'redemption.created',
-  'redemption.voided',
-] as const;
-
-export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
+// The topics a webhook subscribes to are what the API announces (events/topics.ts).
+export { WEBHOOK_TOPICS, type WebhookTopic };
 
 export const webhooks: Resource = {
   table: 'webhooks',

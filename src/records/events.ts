@@ -1,10 +1,11 @@
 import type { DB } from '../db/tables.js';
-import { existingRecords, selectRecords } from '../records/repository.js';
-import { recordsJson, type Resource, type Row } from '../records/resource.js';
-import type { WebhookTopic } from '../records/resources/webhooks.js';
-import { enqueueWebhookEvents, wantsTopics } from './outbox.js';
+import { enqueueEvents, wantsTopics } from '../events/outbox.js';
+import type { WebhookTopic } from '../events/topics.js';
+import { existingRecords, selectRecords } from './repository.js';
+import { recordsJson, type Resource, type Row } from './resource.js';
+import { pushTo } from '../core/maps.js';
 
-// Which record writes announce what: a customer created or updated (PUT, import), a referral
+// Which record writes announce what (through the outbox, events/outbox.ts): a customer created or updated (PUT, import), a referral
 // whose status becomes completed (POST or PATCH).
 
 export interface RecordChange {
@@ -36,9 +37,9 @@ export async function enqueueRecordEvents(trx: DB, shopId: number, r: Resource, 
   const byTopic = new Map<WebhookTopic, Row[]>();
   for (const change of changes) {
     const topic = rule.topicOf(change);
-    if (topic !== null) byTopic.set(topic, [...(byTopic.get(topic) ?? []), change.record]);
+    if (topic !== null) pushTo(byTopic, topic, change.record);
   }
-  for (const [topic, records] of byTopic) await enqueueWebhookEvents(trx, shopId, topic, records, now);
+  for (const [topic, records] of byTopic) await enqueueEvents(trx, shopId, topic, records, now);
 }
 
 /**

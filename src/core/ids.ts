@@ -1,0 +1,12 @@
+// IDs as they appear in paths and bodies: remote_ids synced from the commerce platform and the
+// API's own record IDs alike are positive integers that stay exact as JSON numbers.
+
+/** The largest ID accepted: IDs stay exact as JSON numbers. */
+export const MAX_REMOTE_ID = Number.MAX_SAFE_INTEGER;
+
+/** A decimal ID (a path's `{id}` or `{remote_id}`), or null when the text is not one. */
+export function parseRemoteId(text: string): number | null {
+  if (!/^[1-9]\d{0,15}$/.test(text)) return null;
+  const id = Number(text);
+  return id <= MAX_REMOTE_ID ? id : null;
+}

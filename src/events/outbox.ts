@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { isoTime } from '../clock.js';
+import { allocateIds, insertRows } from '../db/dialect.js';
+import type { DB, WebhookDeliveriesTable } from '../db/tables.js';
+import { prepareQuery } from '../db/prepared.js';
+import type { WebhookTopic } from './topics.js';
+
+// The transactional outbox: the seam through which the ledger, the records and the programme
+// announce what happened, without knowing who listens. A change enqueues its deliveries in its
+// own transaction: a batch that rolls back sends nothing, and one that commits is never lost,
+// whatever happens to the process afterwards. The webhook job (webhooks/delivery.ts) sends them.
+
+type Hooks = Promise<{ id: number; topic: string }[]>;
+
+// Prepared: it runs in every write transaction that may announce something.
+const webhookTopics = prepareQuery<{ shopId: number }, { id: number; topic: string }>((db, p) =>
+  db.selectFrom('webhooks').select(['id', 'topic']).where('shop_id', '=', p.value('shopId')),
+);
+
+/** The shop's webhooks and their topics: the outbox's one lookup per transaction. */
+async function shopWebhookTopics(db: DB, shopId: number): Promise<{ id: number; topic: string }[]> {
+  const rows = await webhookTopics(db, { shopId });
+  return rows.map((row) => ({ id: Number(row.id), topic: row.topic }));
+}
+
+/** The shop's webhooks, read once per transaction (a batch or an import enqueues many times). */
+const perTransaction = new WeakMap<DB, Map<number, Hooks>>();
+
+function webhooksOf(trx: DB, shopId: number): Hooks {
+  // Outside a transaction nothing may be cached: a webhook can be created at any moment.
+  if (!trx.isTransaction) return shopWebhookTopics(trx, shopId);
+  let byShop = perTransaction.get(trx);
+  if (byShop === undefined) perTransaction.set(trx, (byShop = new Map()));
+  let hooks = byShop.get(shopId);
+  if (hooks === undefined) byShop.set(shopId, (hooks = shopWebhookTopics(trx, shopId)));
+  return hooks;
+}
+
+/** Whether the shop has a webhook for any of these topics. */
+export async function wantsTopics(trx: DB, shopId: number, topics: readonly WebhookTopic[]): Promise<boolean> {
+  return (await webhooksOf(trx, shopId)).some((hook) => (topics as readonly string[]).includes(hook.topic));
+}
+
+/** `evt_` ids, one per event, shared by that event's deliveries to several webhooks. */
+function eventIds(count: number): string[] {
+  const bytes = randomBytes(12 * count);
+  return Array.from({ length: count }, (_, i) => `evt_${bytes.toString('base64url', 12 * i, 12 * i + 12)}`);
+}
+
+/** The body of a delivery, exactly as it is POSTed and signed. */
+export interface WebhookEventBody {
+  id: string;
+  topic: WebhookTopic;
+  shop_id: number;
+  created_at: string;
+  /** The record exactly as the API shows it. */
+  data: unknown;
+}
+
+/**
+ * Enqueues one delivery per record per webhook of the shop subscribed to `topic`, in the
+ * caller's transaction, with one multi-row insert. `records` are the records as the API shows
+ * them; pass a function when building them costs queries, so that a shop without a webhook
+ * for the topic pays nothing beyond one indexed lookup per transaction. Returns how many
+ * deliveries were enqueued.
+ */
+export async function enqueueEvents(
+  trx: DB,
+  shopId: number,
+  topic: WebhookTopic,
+  records: readonly unknown[] | (() => Promise<readonly unknown[]>),
+  now: number,
+): Promise<number> {
+  const hooks = (await webhooksOf(trx, shopId)).filter((hook) => hook.topic === topic);
+  if (hooks.length === 0) return 0;
+  const data = typeof records === 'function' ? await records() : records;
+  if (data.length === 0) return 0;
+  const createdAt = isoTime(now);
+  const events = eventIds(data.length);
+  const payloads = data.map((record, i) => JSON.stringify({ id: events[i]!, topic, shop_id: shopId, created_at: createdAt, data: record } satisfies WebhookEventBody));
+  const ids = await allocateIds(trx, shopId, 'webhook_deliveries', data.length * hooks.length);
+  const rows: WebhookDeliveriesTable[] = [];
+  // Event by event, so each webhook receives the events in the order they happened.
+  for (let e = 0; e < data.length; e++) {
+    for (const hook of hooks) {
+      rows.push({
+        shop_id: shopId,
+        id: ids[rows.length]!,
+        webhook_id: hook.id,
+        event_id: events[e]!,
+        topic,
+        payload: payloads[e]!,
+        status: 'pending',
+        attempt_count: 0,
+        next_attempt_at: now,
+        last_attempt_at: null,
+        last_status_code: null,
+        last_error: null,
+        delivered_at: null,
+        created_at: now,
+        updated_at: now,
+      });
+    }
+  }
+  await insertRows(trx, 'webhook_deliveries', rows);
+  return rows.length;
+}

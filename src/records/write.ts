@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { FieldError } from '../core/validation.js';
+import { isUniqueViolation } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
+import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
+import { announceUpsert, enqueueRecordEvents } from './events.js';
+import { deleteRecord, findRecord, insertRecord, insertRecords, putRecord, updateRecord, upsertRecords } from './repository.js';
+import { checkFields, columnsOf, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
+
+// The one way to write records, for the routes, import and the demo alike: a checked body
+// becomes column values, the write is checked (cross-field rules, unique values, references)
+// and made, and what it announces goes to the outbox in the same transaction (events.ts). A
+// write that loses a race for a unique value is reported as the check would have (`raced`).
+
+/** Who writes, and when: the caller's shop, clock and deployment settings. */
+export interface Writer {
+  shopId: number;
+  now: number;
+  config: Config;
+}
+
+export type CheckedBody = BodyCheck & { valid: Row };
+
+/**
+ * The body's schema errors and the rules of the fields that passed it. Only a body that is not
+ * an object at all is refused here.
+ */
+export function checkedBody(r: Resource, body: unknown, schemaErrors: readonly FieldError[]): CheckedBody {
+  const checked = checkFields(r, body, schemaErrors);
+  if (checked.valid !== null) return checked as CheckedBody;
+  throw validationError(checked.errors.length > 0 ? checked.errors : [{ param: 'body', code: 'invalid_type', message: 'the request body must be an object' }]);
+}
+
+/** A bad path ID or a missing record: the body's own errors, when it has any, are told first. */
+export function refuse(checked: CheckedBody, error: AppError): AppError {
+  return checked.errors.length > 0 ? validationError(checked.errors) : error;
+}
+
+/** The column values of the body's valid fields; a failing field is left out, not defaulted. */
+function valuesOf(r: Resource, checked: CheckedBody, mode: 'create' | 'replace' | 'patch', now: number): Row {
+  const values = columnsOf(r, checked.valid, mode, now);
+  for (const name of checked.invalid) delete values[name];
+  return values;
+}
+
+/** A candidate's write failed on a unique index: another writer took a value after the check. */
+class LostRace extends Error {
+  constructor(
+    readonly candidate: Candidate,
+    cause: unknown,
+  ) {
+    super('a concurrent write took a unique value', { cause });
+  }
+}
+
+interface CheckedWrite<T> {
+  resource: Resource;
+  checked: CheckedBody;
+  /** The record as it will be stored (a PATCH: merged with the stored one), for the cross-field rules. */
+  stored: Row;
+  candidate: Candidate;
+  write: () => Promise<T>;
+}
+
+/**
+ * Checks a write, then makes it. Every error is reported at once: the body's fields, the
+ * cross-field rules once what they read is valid, and the database's rules (unique values,
+ * references) on the valid fields. A unique index that fails the write all the same becomes a
+ * LostRace, which `raced` reports once the transaction is over.
+ */
+async function checkedWrite<T>(trx: DB, w: Writer, { resource: r, checked, stored, candidate, write }: CheckedWrite<T>): Promise<T> {
+  const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid, w.config)];
+  errors.push(...((await conflicts(trx, w.shopId, r, [candidate])).get(0) ?? []));
+  if (errors.length > 0) throw validationError(errors);
+  return write().catch((error: unknown) => {
+    throw isUniqueViolation(error) ? new LostRace(candidate, error) : error;
+  });
+}
+
+/**
+ * For the catch of the whole write, after its transaction rolled back: two writers raced for a
+ * unique value and this one lost. Reports the fields that clash, as the precheck would have.
+ */
+export async function raced(db: DB, shopId: number, r: Resource, error: unknown): Promise<never> {
+  if (!(error instanceof LostRace)) throw error;
+  throw validationError(await lostRaceErrors(db, shopId, r, error.candidate));
+}
+
+/** The record as the API shows it. */
+async function shown(trx: DB, w: Writer, r: Resource, row: Row): Promise<Row> {
+  return (await recordsJson(trx, w.shopId, r, [row], w.now))[0]!;
+}
+
+/** Creates or replaces a synced record by remote_id (PUT); returns it as shown. */
+export async function replaceRecord(trx: DB, w: Writer, r: Resource, remoteId: number, checked: CheckedBody): Promise<{ created: boolean; record: Row }> {
+  const values = valuesOf(r, checked, 'replace', w.now);
+  const write = () => putRecord(trx, w.shopId, r, remoteId, values, w.now);
+  const { created } = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: remoteId, values }, write });
+  const record = await shown(trx, w, r, (await findRecord(trx, w.shopId, r, remoteId))!);
+  await enqueueRecordEvents(trx, w.shopId, r, [{ created, record }], w.now);
+  return { created, record };
+}
+
+function generateSecrets(r: Resource): Row {
+  const out: Row = {};
+  for (const [name, field] of Object.entries(r.fields)) if (field.kind === 'secret') out[name] = `${field.prefix}${randomBytes(24).toString('base64url')}`;
+  return out;
+}
+
+function pickSecrets(r: Resource, row: Row): Row {
+  const all = recordJson(r, row, true);
+  return Object.fromEntries(Object.entries(r.fields).filter(([, f]) => f.kind === 'secret').map(([name]) => [name, all[name]]));
+}
+
+/** Creates a native record (POST); returns it as shown, with its secrets this once. */
+export async function createRecord(trx: DB, w: Writer, r: Resource, checked: CheckedBody): Promise<Row> {
+  const values = valuesOf(r, checked, 'create', w.now);
+  const write = () => insertRecord(trx, w.shopId, r, { ...values, ...generateSecrets(r) }, w.now);
+  const row = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: null, values }, write });
+  const record = await shown(trx, w, r, row);
+  await enqueueRecordEvents(trx, w.shopId, r, [{ created: true, record }], w.now);
+  return { ...record, ...pickSecrets(r, row) };
+}
+
+/** Changes the fields a PATCH sends; `id` null (a path ID that is none) or unknown is not_found for `text`. */
+export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | null, text: string, checked: CheckedBody): Promise<Row> {
+  const existing = id === null ? undefined : await findRecord(trx, w.shopId, r, id);
+  if (id === null || existing === undefined) throw refuse(checked, notFound(r.singular, text));
+  const values = valuesOf(r, checked, 'patch', w.now);
+  const write = () => updateRecord(trx, w.shopId, r, id, values, w.now);
+  const row = await checkedWrite(trx, w, { resource: r, checked, stored: { ...existing, ...values }, candidate: { id, values }, write });
+  const record = await shown(trx, w, r, row!);
+  await enqueueRecordEvents(trx, w.shopId, r, [{ created: false, previous: existing, record }], w.now);
+  return record;
+}
+
+/** Deletes a native record for good; not_found for `text` when there is none. */
+export async function removeRecord(trx: DB, shopId: number, r: Resource, id: number | null, text: string): Promise<{ id: number; deleted: true }> {
+  if (id === null || !(await deleteRecord(trx, shopId, r, id))) throw notFound(r.singular, text);
+  return { id, deleted: true };
+}
+
+/**
+ * Upserts many synced records by remote_id (import, demo): each candidate holds checked values
+ * and no remote_id twice. Those that break a database rule (a unique value, a reference) are
+ * left out and returned by index with their errors; the others are written and announced.
+ */
+export async function upsertMany(trx: DB, w: Writer, r: Resource, candidates: readonly { id: number; values: Row }[]): Promise<Map<number, ErrorDetail[]>> {
+  const errors = await conflicts(trx, w.shopId, r, [...candidates]);
+  const good = candidates.filter((_, i) => !errors.has(i)).map((c) => ({ remote_id: c.id, ...c.values }));
+  const announce = await announceUpsert(trx, w.shopId, r, good.map((row) => row.remote_id), w.now);
+  await upsertRecords(trx, w.shopId, r, good, w.now);
+  await announce();
+  return errors;
+}
+
+/**
+ * Creates many native records (demo) from checked values. Those that break a database rule are
+ * left out and returned by index with their errors; the others are written and announced.
+ */
+export async function createMany(trx: DB, w: Writer, r: Resource, rows: readonly Row[]): Promise<Map<number, ErrorDetail[]>> {
+  const errors = await conflicts(trx, w.shopId, r, rows.map((values) => ({ id: null, values })));
+  const good = rows.filter((_, i) => !errors.has(i)).map((values) => ({ ...values, ...generateSecrets(r) }));
+  const ids = await insertRecords(trx, w.shopId, r, good, w.now);
+  if (ids.length > 0) {
+    const stored: Row[] = [];
+    for (const id of ids) stored.push((await findRecord(trx, w.shopId, r, id))!);
+    const records = await recordsJson(trx, w.shopId, r, stored, w.now);
+    await enqueueRecordEvents(trx, w.shopId, r, records.map((record) => ({ created: true, record })), w.now);
+  }
+  return errors;
+}
