@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { findCustomer, parseCustomerIdentifier, parseRemoteId } from '../customers/repository.js';
+import { parseRemoteId } from '../core/ids.js';
+import { findCustomer, parseCustomerIdentifier } from '../customers/repository.js';
 import { AppError, notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { DAY_MS } from '../clock.js';
 import { allocateIds, insertRows, isPostgres, isUniqueViolation, lockedRows } from '../db/dialect.js';
 import type { DB, RedemptionsTable, RewardCodesTable } from '../db/tables.js';
 import { findCustomer } from '../customers/repository.js';
@@ -8,7 +9,7 @@ import { lockBalances } from '../ledger/balances.js';
 import { postEvents } from '../ledger/post.js';
 import { reverseEvent } from '../ledger/reverse.js';
 import { REDEMPTION_SOURCE } from '../ledger/schemas.js';
-import { enqueueWebhookEvents } from '../webhooks/outbox.js';
+import { enqueueEvents } from '../events/outbox.js';
 import { findRedemption, redemptionJson, type RedemptionRow } from './repository.js';
 import type { CodePool, Redemption } from './schemas.js';
 
@@ -16,8 +17,6 @@ import type { CodePool, Redemption } from './schemas.js';
 // transaction: the reward and the customer are checked, a reward_redemption event consumes
 // lots first-expiring first, and a code is issued, from the reward's uploaded pool or
 // generated. Voiding gives the points back into the very lots they came from.
-
-const DAY_MS = 86_400_000;
 
 /** Unambiguous characters: no 0/O, 1/I/L. */
 const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
@@ -180,7 +179,7 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
   };
   await trx.insertInto('redemptions').values(row).execute();
   const redemption = redemptionJson({ ...row, email: customer.email });
-  await enqueueWebhookEvents(trx, shopId, 'redemption.created', [redemption], now);
+  await enqueueEvents(trx, shopId, 'redemption.created', [redemption], now);
   return redemption;
 }
 
@@ -219,7 +218,7 @@ export async function voidRedemption(trx: DB, shopId: number, id: number, now: n
   const changes = { status: 'voided' as const, void_event_id: reversal.id, voided_at: now, updated_at: now };
   await trx.updateTable('redemptions').set(changes).where('shop_id', '=', shopId).where('id', '=', Number(row.id)).execute();
   const redemption = redemptionJson({ ...row, ...changes });
-  await enqueueWebhookEvents(trx, shopId, 'redemption.voided', [redemption], now);
+  await enqueueEvents(trx, shopId, 'redemption.voided', [redemption], now);
   return redemption;
 }
 
