@@ -2,7 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { Type, type Static, type TProperties, type TSchema } from 'typebox';
 import type { DB } from '../db/tables.js';
-import { AppError, type ErrorDetail } from '../errors.js';
+import type { ErrorDetail } from '../errors.js';
+import { assertParams, queryParams, readParams } from './query.js';
+
+export { queryParams };
 
 // The one pagination implementation behind every list endpoint (docs/pagination.md).
 
@@ -25,38 +28,19 @@ export type PageRequest =
   | { mode: 'cursor'; sinceId: number; limit: number }
   | { mode: 'offset'; page: number; perPage: number; sort: string; direction: SortDirection };
 
-/** The query parameters of a request, decoded, in order, repeated ones kept. */
-export function queryParams(request: FastifyRequest): URLSearchParams {
-  const at = request.url.indexOf('?');
-  return new URLSearchParams(at < 0 ? '' : request.url.slice(at + 1));
-}
+/** The parameters of each mode, read by ListQuery's schemas (built once per set of sort fields). */
+const listQueries = new Map<string, TProperties>();
 
-function integer(params: URLSearchParams, name: string, min: number, max: number, errors: ErrorDetail[]): number | undefined {
-  const values = params.getAll(name);
-  if (values.length === 0) return undefined;
-  const text = values[0]!;
-  if (values.length > 1) {
-    errors.push({ param: name, code: 'repeated', message: `${name} must be given once` });
-  } else if (!/^\d{1,16}$/.test(text) || Number(text) < min || Number(text) > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
-    errors.push({ param: name, code: 'invalid_value', message: `${name} must be an integer ${range}, got ${JSON.stringify(text)}` });
-  }
-  return Number(text);
-}
-
-function oneOf<T extends string>(params: URLSearchParams, name: string, allowed: readonly T[], errors: ErrorDetail[]): T | undefined {
-  const values = params.getAll(name);
-  if (values.length === 0) return undefined;
-  const value = values[0]! as T;
-  if (values.length > 1) errors.push({ param: name, code: 'repeated', message: `${name} must be given once` });
-  else if (!allowed.includes(value)) {
-    errors.push({ param: name, code: 'invalid_value', message: `${name} must be one of: ${allowed.join(', ')}; got ${JSON.stringify(value)}` });
-  }
-  return value;
+function listQueryOf(sortable: readonly string[]): TProperties {
+  const key = sortable.join(',');
+  let properties = listQueries.get(key);
+  if (properties === undefined) listQueries.set(key, (properties = ListQuery(sortable).properties));
+  return properties;
 }
 
 /**
- * Chooses the mode and validates the parameters that mode uses (and only those):
+ * Chooses the mode and validates the parameters that mode uses (and only those), by the
+ * schemas of ListQuery that document them (docs/pagination.md):
  * - `pagination[per_page]` present: offset mode; since_id and limit are ignored.
  * - else `pagination[since_id]` or `pagination[limit]` present: cursor mode (since_id 0,
  *   limit 25 by default); page and sort parameters are ignored.
@@ -66,6 +50,7 @@ function oneOf<T extends string>(params: URLSearchParams, name: string, allowed:
  */
 export function parsePageRequest(params: URLSearchParams, sortable: readonly string[]): PageRequest {
   const errors: ErrorDetail[] = [];
+  const properties = listQueryOf(sortable);
   const cursor = !params.has(P.perPage) && (params.has(P.sinceId) || params.has(P.limit));
   let page: PageRequest;
   if (cursor) {
@@ -73,23 +58,20 @@ export function parsePageRequest(params: URLSearchParams, sortable: readonly str
     // largest possible ID: an empty last page.
     const sinceText = params.getAll(P.sinceId);
     const beyond = sinceText.length === 1 && /^\d+$/.test(sinceText[0]!) && BigInt(sinceText[0]!) > BigInt(Number.MAX_SAFE_INTEGER);
-    const sinceId = beyond ? Number.MAX_SAFE_INTEGER : (integer(params, P.sinceId, 0, Number.MAX_SAFE_INTEGER, errors) ?? 0);
-    const limit = integer(params, P.limit, 1, MAX_PAGE_SIZE, errors) ?? DEFAULT_PAGE_SIZE;
-    page = { mode: 'cursor', sinceId, limit };
+    const values = readParams(params, properties, errors, beyond ? [P.limit] : [P.sinceId, P.limit]);
+    const sinceId = beyond ? Number.MAX_SAFE_INTEGER : Number(values[P.sinceId] ?? 0);
+    page = { mode: 'cursor', sinceId, limit: Number(values[P.limit] ?? DEFAULT_PAGE_SIZE) };
   } else {
-    const fields = sortable.includes('id') ? sortable : ['id', ...sortable];
+    const values = readParams(params, properties, errors, [P.page, P.perPage, P.orderType, P.orderDirection]);
     page = {
       mode: 'offset',
-      page: integer(params, P.page, 1, MAX_PAGE, errors) ?? 1,
-      perPage: integer(params, P.perPage, 1, MAX_PAGE_SIZE, errors) ?? DEFAULT_PAGE_SIZE,
-      sort: oneOf(params, P.orderType, fields, errors) ?? 'id',
-      direction: oneOf(params, P.orderDirection, ['asc', 'desc'] as const, errors) ?? 'asc',
+      page: Number(values[P.page] ?? 1),
+      perPage: Number(values[P.perPage] ?? DEFAULT_PAGE_SIZE),
+      sort: String(values[P.orderType] ?? 'id'),
+      direction: (values[P.orderDirection] ?? 'asc') as SortDirection,
     };
   }
-  if (errors.length > 0) {
-    const message = errors.length === 1 ? errors[0]!.message : `${errors.length} query parameters are invalid`;
-    throw new AppError('invalid_parameter', message, { details: errors });
-  }
+  assertParams(errors);
   return page;
 }
 
@@ -162,56 +144,67 @@ async function rowsByKey<Row>(query: SelectQueryBuilder<any, any, Row>, spec: Li
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
+type Source<Row> = SelectQueryBuilder<any, any, Row> | (() => SelectQueryBuilder<any, any, Row>);
+
+const idKeyOf = <Row>(spec: ListSpec<Row, unknown>) => spec.idColumn.slice(spec.idColumn.lastIndexOf('.') + 1) as keyof Row;
+const built = <Row>(source: Source<Row>) => (typeof source === 'function' ? source() : source);
+
 /**
  * Answers a list request. `query` selects the rows of the authenticated shop that the list
  * shows (filters applied, no ORDER BY, LIMIT or OFFSET): paginate adds the page. It may be a
  * function that builds it, so that a cursor page served by `spec.cursorRows` builds nothing.
- *
- * Cursor mode: rows with ID > since_id, ID ascending, limit + 1 fetched to know whether more
- * follow; next_since_id is the last ID shown when they do, null when not.
- * Offset mode: ORDER BY the sort column, then ID (same direction, so ties are stable),
- * LIMIT/OFFSET; a count capped at 500 pages gives `last`. Links are absolute and keep every
- * other query parameter; `next` is null from the last page on.
+ * The mode and its parameters come from the query string (parsePageRequest).
  */
-export async function paginate<Row, Item>(
-  db: DB,
-  request: FastifyRequest,
-  source: SelectQueryBuilder<any, any, Row> | (() => SelectQueryBuilder<any, any, Row>),
-  spec: ListSpec<Row, Item>,
-): Promise<Page<Item>> {
+export async function paginate<Row, Item>(db: DB, request: FastifyRequest, source: Source<Row>, spec: ListSpec<Row, Item>): Promise<Page<Item>> {
   const params = queryParams(request);
-  const sortFields = ['id', ...Object.keys(spec.sortable).filter((f) => f !== 'id')];
-  const wanted = parsePageRequest(params, sortFields);
-  const idKey = spec.idColumn.slice(spec.idColumn.lastIndexOf('.') + 1) as keyof Row;
+  const wanted = parsePageRequest(params, ['id', ...Object.keys(spec.sortable).filter((f) => f !== 'id')]);
+  if (wanted.mode === 'cursor') return cursorPage(source, spec, wanted);
+  const base = absoluteBase(request);
+  const { rows, links } = await offsetPage(db, built(source), spec, wanted, (page) => pageLink(base, params, page, wanted.perPage));
+  return { links, data: await spec.toJson(rows) };
+}
 
-  const buildQuery = () => (typeof source === 'function' ? source() : source);
+/**
+ * A cursor page: rows with ID > since_id, ID ascending, limit + 1 fetched to know whether more
+ * follow; next_since_id is the last ID shown when they do, null when not.
+ */
+export async function cursorPage<Row, Item>(source: Source<Row>, spec: ListSpec<Row, Item>, wanted: { sinceId: number; limit: number }): Promise<Page<Item>> {
+  const rows = spec.cursorRows
+    ? await spec.cursorRows(wanted.sinceId, wanted.limit + 1)
+    : await built(source)
+        .where(sql.ref(spec.idColumn), '>', wanted.sinceId)
+        .orderBy(sql.ref(spec.idColumn), 'asc')
+        .limit(wanted.limit + 1)
+        .execute();
+  const more = rows.length > wanted.limit;
+  if (more) rows.length = wanted.limit;
+  const data = await spec.toJson(rows);
+  const nextSinceId = more ? Number(rows[rows.length - 1]![idKeyOf(spec)]) : null;
+  return { links: { since_id: wanted.sinceId, limit: wanted.limit, next_since_id: nextSinceId }, data };
+}
 
-  if (wanted.mode === 'cursor') {
-    const rows = spec.cursorRows
-      ? await spec.cursorRows(wanted.sinceId, wanted.limit + 1)
-      : await buildQuery()
-          .where(sql.ref(spec.idColumn), '>', wanted.sinceId)
-          .orderBy(sql.ref(spec.idColumn), 'asc')
-          .limit(wanted.limit + 1)
-          .execute();
-    const more = rows.length > wanted.limit;
-    if (more) rows.length = wanted.limit;
-    const data = await spec.toJson(rows);
-    const nextSinceId = more ? Number(rows[rows.length - 1]![idKey]) : null;
-    return { links: { since_id: wanted.sinceId, limit: wanted.limit, next_since_id: nextSinceId }, data };
-  }
-
-  const query = buildQuery();
+/**
+ * An offset page: ORDER BY the sort column, then ID (same direction, so ties are stable),
+ * LIMIT/OFFSET; the total, counted only as far as page 500 reaches (offsetTotal), gives
+ * `last`. `link` makes the URL of a page; `next` is null from the last page on.
+ */
+export async function offsetPage<Row>(
+  db: DB,
+  query: SelectQueryBuilder<any, any, Row>,
+  spec: ListSpec<Row, unknown>,
+  wanted: { page: number; perPage: number; sort: string; direction: SortDirection },
+  link: (page: number) => string,
+): Promise<{ rows: Row[]; links: OffsetLinks }> {
   const { page, perPage, direction } = wanted;
+  const idKey = idKeyOf(spec);
   const sortColumn = wanted.sort === 'id' ? spec.idColumn : spec.sortable[wanted.sort]!;
   const byId = sortColumn === spec.idColumn;
   const offset = (page - 1) * perPage;
-  const cap = MAX_PAGE * perPage;
 
   // A deferred join: the page's keys come from a narrow index (OFFSET skips index entries, not
   // whole rows), then only the page's rows are read. Sorted by ID, the page is the run of IDs
   // that starts at the offset: only its first ID is looked up, and the run is read in order.
-  let keys: { page_id: number; page_sort?: unknown }[];
+  let keys: PageKey[];
   let rows: Row[];
   if (byId) {
     const [first] = (await query
@@ -238,13 +231,34 @@ export async function paginate<Row, Item>(
       .orderBy(sql.ref(spec.idColumn), direction)
       .limit(perPage)
       .offset(offset)
-      .execute()) as unknown as { page_id: number; page_sort: unknown }[];
+      .execute()) as unknown as PageKey[];
     rows = keys.length === 0 ? [] : await rowsByKey(query, spec, keys.map((k) => Number(k.page_id)), idKey);
   }
 
-  // `last` needs the total, counted only as far as page 500 reaches. A full page counts only
-  // what follows its last row; a partial page is the last one; an empty page past the end
-  // counts from the start.
+  const total = await offsetTotal(db, query, { sortColumn, idColumn: spec.idColumn, direction, offset, perPage }, keys);
+  const last = Math.min(MAX_PAGE, Math.max(1, Math.ceil(total / perPage)));
+  return { rows, links: { self: link(page), next: page < last ? link(page + 1) : null, last: link(last) } };
+}
+
+/** A row of a page as the offset query keys it: its ID and, when sorted by another column, that value. */
+interface PageKey {
+  page_id: number;
+  page_sort?: unknown;
+}
+
+/**
+ * The total an offset page's `last` needs, counted only as far as page 500 reaches. A full
+ * page counts only what follows its last row; a partial page is the last one; an empty page
+ * past the end counts from the start.
+ */
+export async function offsetTotal<Row>(
+  db: DB,
+  query: SelectQueryBuilder<any, any, Row>,
+  page: { sortColumn: string; idColumn: string; direction: SortDirection; offset: number; perPage: number },
+  keys: readonly PageKey[],
+): Promise<number> {
+  const { sortColumn, idColumn, direction, offset, perPage } = page;
+  const cap = MAX_PAGE * perPage;
   const counted = async (from: SelectQueryBuilder<any, any, Row>, limit: number) => {
     const { n } = await db
       .selectFrom(from.clearSelect().select(sql.lit(1).as('one')).limit(limit).as('counted'))
@@ -252,29 +266,16 @@ export async function paginate<Row, Item>(
       .executeTakeFirstOrThrow();
     return Number(n);
   };
-  let total: number;
-  if (keys.length > 0 && keys.length < perPage) total = offset + keys.length;
-  else if (keys.length === 0) total = offset === 0 ? 0 : await counted(query, Math.min(offset, cap));
-  else if (offset + perPage >= cap) total = cap;
-  else {
-    const lastKey = keys[keys.length - 1]!;
-    const after = direction === 'asc' ? '>' : '<';
-    const following = byId
-      ? query.where(sql.ref(spec.idColumn), after, lastKey.page_id)
-      : query.where(sql<boolean>`(${sql.ref(sortColumn)}, ${sql.ref(spec.idColumn)}) ${sql.raw(after)} (${lastKey.page_sort}, ${lastKey.page_id})`);
-    total = offset + perPage + (await counted(following, cap - offset - perPage));
-  }
-  const last = Math.min(MAX_PAGE, Math.max(1, Math.ceil(total / perPage)));
-  const base = absoluteBase(request);
-  const data = await spec.toJson(rows);
-  return {
-    links: {
-      self: pageLink(base, params, page, perPage),
-      next: page < last ? pageLink(base, params, page + 1, perPage) : null,
-      last: pageLink(base, params, last, perPage),
-    },
-    data,
-  };
+  if (keys.length > 0 && keys.length < perPage) return offset + keys.length;
+  if (keys.length === 0) return offset === 0 ? 0 : counted(query, Math.min(offset, cap));
+  if (offset + perPage >= cap) return cap;
+  const lastKey = keys[keys.length - 1]!;
+  const after = direction === 'asc' ? '>' : '<';
+  const following =
+    sortColumn === idColumn
+      ? query.where(sql.ref(idColumn), after, lastKey.page_id)
+      : query.where(sql<boolean>`(${sql.ref(sortColumn)}, ${sql.ref(idColumn)}) ${sql.raw(after)} (${lastKey.page_sort}, ${lastKey.page_id})`);
+  return offset + perPage + (await counted(following, cap - offset - perPage));
 }
 
 // Schemas: the envelopes and the documented query parameters, for route declarations.
@@ -317,8 +318,8 @@ export const PAGINATION_SCHEMAS = [CursorLinksSchema, OffsetLinksSchema] as cons
 
 /**
  * The documented query parameters of a list endpoint: pagination, sorting by `sortable` (plus
- * `id`), and the endpoint's own `filters`. For the OpenAPI document only: query strings are
- * parsed by parsePageRequest, which applies the mode rules.
+ * `id`), and the endpoint's own `filters`. The same schemas read the query string
+ * (parsePageRequest, http/query.ts), which applies the mode rules.
  */
 export function ListQuery<F extends TProperties = Record<string, never>>(sortable: readonly string[], filters?: F) {
   const fields = ['id', ...sortable.filter((f) => f !== 'id')];

@@ -2,9 +2,9 @@ import type { ErrorObject } from 'ajv';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { compileValidator, toFieldErrors, type FieldError } from '../core/validation.js';
 
-// Request bodies are validated by core/validation.ts. Query strings and path parameters are
-// parsed in code (http/pagination.ts, ledger/filters.ts) because the pagination modes
-// (docs/pagination.md) say which parameters count; their schemas exist for the OpenAPI document.
+// Request bodies are validated by core/validation.ts. Query strings are read by their
+// documented schemas in code (http/query.ts), because the pagination modes
+// (docs/pagination.md) say which parameters count; path parameters are parsed by each route.
 
 export { ERROR_KEYWORD, compileValidator, isJsonObject, paramPath, toErrorDetails, toFieldErrors, type FieldError, type SchemaError } from '../core/validation.js';
 

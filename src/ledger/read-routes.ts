@@ -1,5 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { findCustomer } from '../customers/repository.js';
 import { notFound } from '../errors.js';
@@ -27,7 +28,9 @@ const listSpec = {
 };
 
 /** The read endpoints of the ledger: the shop's events, one event, one customer's events. */
-export function registerLedgerReadRoutes(app: FastifyInstance): void {
+export function registerLedgerReadRoutes(server: FastifyInstance): void {
+  // Request types follow from each route's schemas.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/points_events',
     {
@@ -56,7 +59,7 @@ export function registerLedgerReadRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const { id } = request.params as Static<typeof IdParams>;
+      const { id } = request.params;
       const eventId = parseRemoteId(id);
       const row = eventId === null ? undefined : await findEvent(app.db, request.shop.id, eventId);
       if (row === undefined) throw notFound('points event', id);
@@ -77,7 +80,7 @@ export function registerLedgerReadRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const { customer_identifier } = request.params as Static<typeof CustomerParams>;
+      const { customer_identifier } = request.params;
       const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
       if (customer === undefined) throw notFound('customer', customer_identifier);
       const filters = parseEventFilters(queryParams(request));

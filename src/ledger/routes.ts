@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DB } from '../db/tables.js';
@@ -31,8 +32,10 @@ async function currentShop(trx: DB, shopId: number): Promise<Shop> {
 }
 
 /** The ledger's endpoints: writes (one event, or a batch) here, reads in read-routes.ts. */
-export function registerLedgerRoutes(app: FastifyInstance): void {
-  registerLedgerReadRoutes(app);
+export function registerLedgerRoutes(server: FastifyInstance): void {
+  // Request types follow from each route's schemas.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  registerLedgerReadRoutes(server);
   const maxEvents = app.config.batchMaxEvents;
 
   app.post(
@@ -133,7 +136,7 @@ export function registerLedgerRoutes(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const eventId = parseRemoteId(id);
       const body = (request.body ?? {}) as { internal_note?: string | null; external_note?: string | null };
       return runWrite(request, reply, async (trx) => {

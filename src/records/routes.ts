@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
@@ -26,7 +27,9 @@ const pathId = (text: string) => parseRemoteId(text);
 /** Who writes: the request's shop, now, under this deployment's settings. */
 const writer = (app: FastifyInstance, request: FastifyRequest): Writer => ({ shopId: request.shop.id, now: app.clock(), config: app.config });
 
-export function registerRecordRoutes(app: FastifyInstance, resources: readonly Resource[] = RESOURCES): void {
+export function registerRecordRoutes(server: FastifyInstance, resources: readonly Resource[] = RESOURCES): void {
+  // Request types follow from each route's schemas.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   for (const r of resources) {
     const d = derive(r);
     const plural = r.plural;
@@ -71,7 +74,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
         },
       },
       async (request) => {
-        const text = (request.params as Record<string, string>)[lookup?.param ?? r.id]!;
+        const text = request.params[lookup?.param ?? r.id]!;
         const id = pathId(text);
         const row = lookup ? await lookup.find(app.db, request.shop.id, text) : id === null ? undefined : await findRecord(app.db, request.shop.id, r, id);
         if (row === undefined) throw notFound(r.singular, text);
@@ -99,7 +102,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
         },
         async (request, reply) => {
           const checked = checkedBody(r, request.body, attachedErrors(request));
-          const remoteId = pathId((request.params as Record<string, string>)[param]!);
+          const remoteId = pathId(request.params[param]!);
           if (remoteId === null) {
             throw refuse(
               checked,
@@ -154,7 +157,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
           },
         },
         async (request, reply) => {
-          const text = (request.params as { id: string }).id;
+          const text = request.params.id!;
           const id = pathId(text);
           const checked = checkedBody(r, request.body, attachedErrors(request));
           return runWrite(request, reply, async (trx) => {
@@ -176,7 +179,7 @@ export function registerRecordRoutes(app: FastifyInstance, resources: readonly R
           },
         },
         async (request, reply) => {
-          const text = (request.params as { id: string }).id;
+          const text = request.params.id!;
           const id = pathId(text);
           return runWrite(request, reply, async (trx) => ({ status: 200, body: { data: await removeRecord(trx, request.shop.id, r, id, text) } }));
         },

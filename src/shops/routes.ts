@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
@@ -33,7 +34,9 @@ export function shopJson(shop: ShopRow): Static<typeof Shop> {
   return { ...shop, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
 }
 
-export function registerShopRoutes(app: FastifyInstance): void {
+export function registerShopRoutes(server: FastifyInstance): void {
+  // Request types follow from each route's schemas.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/shop',
     { schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
@@ -54,7 +57,7 @@ export function registerShopRoutes(app: FastifyInstance): void {
     },
     async (request, reply) =>
       runWrite(request, reply, async (trx) => {
-        const shop = await updateShop(trx, request.shop.id, request.body as Static<typeof ShopUpdate>, app.clock());
+        const shop = await updateShop(trx, request.shop.id, request.body, app.clock());
         return { status: 200, body: { data: shopJson(shop!) } };
       }),
   );

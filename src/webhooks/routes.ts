@@ -1,5 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
@@ -34,7 +35,9 @@ async function deliveriesJson(db: DB, shopId: number, rows: DeliveryRow[]) {
   return rows.map((row) => deliveryJson(row, attempts.get(Number(row.id)) ?? []));
 }
 
-export function registerWebhookRoutes(app: FastifyInstance): void {
+export function registerWebhookRoutes(server: FastifyInstance): void {
+  // Request types follow from each route's schemas.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/webhooks/:id/deliveries',
     {
@@ -49,7 +52,7 @@ export function registerWebhookRoutes(app: FastifyInstance): void {
     },
     async (request) => {
       const shopId = request.shop.id;
-      const webhookId = await webhookOf(app.db, shopId, (request.params as Static<typeof WebhookParams>).id);
+      const webhookId = await webhookOf(app.db, shopId, request.params.id);
       return paginate(app.db, request, deliveriesQuery(app.db, shopId, webhookId), {
         idColumn: 'id',
         sortable: {},
@@ -70,7 +73,7 @@ export function registerWebhookRoutes(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const params = request.params as Static<typeof DeliveryParams>;
+      const params = request.params;
       const deliveryId = parseRemoteId(params.delivery_id);
       return runWrite(request, reply, async (trx) => {
         const shopId = request.shop.id;

@@ -1,9 +1,12 @@
-import { Type } from 'typebox';
+import { Type, type Static, type TLiteral } from 'typebox';
 import { isoTime } from '../clock.js';
-import { WEBHOOK_TOPICS } from '../events/topics.js';
+import { WEBHOOK_TOPICS, type WebhookTopic } from '../events/topics.js';
 import type { AttemptRow, DeliveryRow } from './repository.js';
 
 // The shapes of the webhook delivery endpoints: one schema per shape (type, serialisation, docs).
+
+/** One literal per topic, typed as a tuple: Static of a union over an array is never, over a tuple the topic names. */
+const topicLiterals = () => WEBHOOK_TOPICS.map((t) => Type.Literal(t)) as unknown as [TLiteral<WebhookTopic>];
 
 const time = (description: string) => Type.String({ format: 'date-time', description });
 const maybeTime = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
@@ -11,7 +14,7 @@ const maybeTime = (description: string) => Type.Union([Type.String({ format: 'da
 export const WebhookEvent = Type.Object(
   {
     id: Type.String({ description: 'The event\'s ID; the same in every delivery of this event (retries included)', examples: ['evt_3kTq9VbX2mLw8pZr1a4c'] }),
-    topic: Type.Union(WEBHOOK_TOPICS.map((t) => Type.Literal(t)), { description: 'What happened' }),
+    topic: Type.Union(topicLiterals(), { description: 'What happened' }),
     shop_id: Type.Integer({ examples: [1] }),
     created_at: time('When it happened'),
     data: Type.Object({}, { additionalProperties: true, description: 'The record, exactly as the API shows it (a points event, a customer, a referral)' }),
@@ -35,7 +38,7 @@ export const WebhookDelivery = Type.Object(
     id: Type.Integer({ description: 'The delivery\'s ID, also sent as the Loyalty-Delivery-Id header', examples: [981] }),
     webhook_id: Type.Integer({ examples: [42] }),
     event_id: Type.String({ examples: ['evt_3kTq9VbX2mLw8pZr1a4c'] }),
-    topic: Type.Union(WEBHOOK_TOPICS.map((t) => Type.Literal(t))),
+    topic: Type.Union(topicLiterals()),
     status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
       description: 'pending until the endpoint answers 2xx (delivered) or every retry has failed (failed, after about 3 days)',
     }),
@@ -55,12 +58,12 @@ export function deliveryJson(row: DeliveryRow, attempts: readonly AttemptRow[]) 
     id: Number(row.id),
     webhook_id: Number(row.webhook_id),
     event_id: row.event_id,
-    topic: row.topic,
+    topic: row.topic as WebhookTopic,
     status: row.status,
     attempt_count: Number(row.attempt_count),
     next_attempt_at: row.status === 'pending' ? isoTime(row.next_attempt_at === null ? null : Number(row.next_attempt_at)) : null,
     delivered_at: isoTime(row.delivered_at === null ? null : Number(row.delivered_at)),
-    payload: JSON.parse(row.payload) as unknown,
+    payload: JSON.parse(row.payload) as Static<typeof WebhookEvent>,
     attempts: attempts.map((a) => ({
       attempt: Number(a.attempt),
       attempted_at: isoTime(Number(a.attempted_at)),
