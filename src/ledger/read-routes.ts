@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { findCustomer } from '../customers/repository.js';
+import { shopRowCount } from '../db/counts.js';
 import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
@@ -44,7 +45,9 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     },
     async (request) => {
       const filters = parseEventFilters(queryParams(request));
-      return paginate(app.db, request, eventsQuery(app.db, request.shop.id, filters), listSpec);
+      const unfiltered = Object.keys(filters).length === 0;
+      const spec = unfiltered ? { ...listSpec, total: () => shopRowCount(app.db, request.shop.id, 'points_events') } : listSpec;
+      return paginate(app.db, request, eventsQuery(app.db, request.shop.id, filters), spec);
     },
   );
 

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
+import { shopRowCount } from '../db/counts.js';
 import type { DB } from '../db/tables.js';
 import { AppError, notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
@@ -57,6 +58,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           sortable: d.sortable,
           toJson: (rows) => json(app.db, shopId, rows),
           cursorRows: (sinceId, limit) => cursorRecords(app.db, shopId, r, sinceId, limit),
+          total: () => shopRowCount(app.db, shopId, r.table),
         });
       },
     );

@@ -1,7 +1,9 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { findCustomer, parseCustomerIdentifier } from '../customers/repository.js';
+import { shopRowCount } from '../db/counts.js';
 import { AppError, notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
@@ -50,7 +52,9 @@ async function filteredCustomer(app: FastifyInstance, request: FastifyRequest): 
 }
 
 /** Redemptions, and the code pools of rewards. */
-export function registerRedemptionRoutes(app: FastifyInstance): void {
+export function registerRedemptionRoutes(server: FastifyInstance): void {
+  // Request types follow from each route's schemas.
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/redemptions',
     {
@@ -76,7 +80,7 @@ export function registerRedemptionRoutes(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const body = request.body as RedemptionInput;
+      const body = request.body;
       return runWrite(request, reply, async (trx) => {
         const data = await redeem(trx, request.shop.id, { rewardId: body.reward_id, customerIdentifier: body.customer_identifier }, app.clock());
         return { status: 201, body: { data } };
@@ -98,8 +102,11 @@ export function registerRedemptionRoutes(app: FastifyInstance): void {
     async (request) => {
       const customer = await filteredCustomer(app, request);
       // An unknown customer has no redemptions: the page is empty, not an error.
-      const query = redemptionsQuery(app.db, request.shop.id, customer === undefined ? {} : { customerRemoteId: customer ?? 0 });
-      return paginate(app.db, request, query, listSpec);
+      if (customer === undefined) {
+        const total = () => shopRowCount(app.db, request.shop.id, 'redemptions');
+        return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id), { ...listSpec, total });
+      }
+      return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id, { customerRemoteId: customer ?? 0 }), listSpec);
     },
   );
 
@@ -114,7 +121,7 @@ export function registerRedemptionRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       const redemptionId = pathId(id, 'redemption');
       const row = await redemptionsQuery(app.db, request.shop.id).where('redemptions.id', '=', redemptionId).executeTakeFirst();
       if (row === undefined) throw notFound('redemption', id);
@@ -161,7 +168,7 @@ export function registerRedemptionRoutes(app: FastifyInstance): void {
         },
       },
       async (request, reply) => {
-        const { id } = request.params as { id: string };
+        const { id } = request.params;
         return runWrite(request, reply, async (trx) => {
           const data = await t.run(trx, request.shop.id, pathId(id, 'redemption'), app.clock());
           return { status: 200, body: { data } };
@@ -182,7 +189,7 @@ export function registerRedemptionRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const { customer_identifier } = request.params as { customer_identifier: string };
+      const { customer_identifier } = request.params;
       const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
       if (customer === undefined) throw notFound('customer', customer_identifier);
       return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id, { customerRemoteId: Number(customer.remote_id) }), listSpec);
@@ -204,8 +211,8 @@ export function registerRedemptionRoutes(app: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const { id } = request.params as { id: string };
-      const { codes } = request.body as CodesInput;
+      const { id } = request.params;
+      const { codes } = request.body;
       return runWrite(request, reply, async (trx) => {
         const data = await addCodes(trx, request.shop.id, pathId(id, 'reward'), codes, app.clock());
         return { status: 201, body: { data } };
@@ -225,7 +232,7 @@ export function registerRedemptionRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const { id } = request.params as { id: string };
+      const { id } = request.params;
       return { data: await codePool(app.db, request.shop.id, pathId(id, 'reward')) };
     },
   );
