@@ -18,6 +18,7 @@ import { PAGINATION_SCHEMAS } from './http/pagination.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRecordRoutes } from './records/routes.js';
 import { registerLedgerRoutes } from './ledger/routes.js';
+import { registerEarningRoutes } from './earning/routes.js';
 import { registerRedemptionRoutes } from './redemptions/routes.js';
 import { registerShopRoutes } from './shops/routes.js';
 import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
@@ -114,6 +115,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerRecordRoutes(api);
       registerLedgerRoutes(api);
       registerRedemptionRoutes(api);
+      registerEarningRoutes(api);
       registerWebhookRoutes(api);
     },
     { prefix: API_PREFIX },

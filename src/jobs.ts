@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
+import { grantBirthdays, releasePendingPoints } from './earning/jobs.js';
 import { sweepExpiredLots } from './ledger/expiry.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
@@ -21,6 +22,9 @@ export const jobs: Job[] = [
     run: (app) => pruneIdempotencyKeys(app.db, app.clock() - app.config.idempotencyTtlHours * 3_600_000),
   },
   { name: 'expire-lots', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sweepExpiredLots(app.db, app.clock()) },
+  // Both look at due rows only, through an index: running them often costs one index probe.
+  { name: 'release-pending-points', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => releasePendingPoints(app.db, app.clock()) },
+  { name: 'grant-birthdays', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => grantBirthdays(app.db, app.clock()) },
   {
     name: 'deliver-webhooks',
     intervalMs: (app) => app.config.webhooks.deliveryIntervalMs,

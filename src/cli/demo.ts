@@ -1,23 +1,25 @@
 import type { Command } from 'commander';
-import { showError } from '../core/validation.js';
 import { transaction } from '../db/dialect.js';
-import { applyEvents } from '../ledger/apply.js';
-import { checkEvent } from '../ledger/rules.js';
+import { shopRowCount } from '../db/counts.js';
+import { AppError } from '../errors.js';
 import { existingRecords, selectRecords } from '../records/repository.js';
 import { columnsOf, type Row } from '../records/resource.js';
 import { customers } from '../records/resources/customers.js';
+import { earningRules } from '../records/resources/earning-rules.js';
 import { orders } from '../records/resources/orders.js';
 import { rewards } from '../records/resources/rewards.js';
 import { vipTiers } from '../records/resources/vip-tiers.js';
+import { redeem } from '../redemptions/service.js';
 import { createMany, upsertMany, type Writer } from '../records/write.js';
 import { getShop } from '../shops/repository.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 import { DAY_MS } from '../clock.js';
 
 // `loyalty demo`: a shop full of plausible data to try the API on. It writes as the API does,
-// through the same services: records through records/write.ts (checked, and announced to the
-// shop's webhooks), points events through the ledger's rules and posting (ledger/apply.ts), so
-// the ledger's rules and balances hold exactly as they would for a merchant.
+// through the same services: records through records/write.ts (checked, announced to the
+// shop's webhooks, and earning by the shop's rules as PUT does), redemptions through
+// redemptions/service.ts, so the ledger's rules and balances hold exactly as they would for a
+// merchant.
 
 const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Radia', 'Linus', 'Frances', 'John', 'Katherine', 'Dennis', 'Hedy'];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Hamilton', 'Thompson', 'Perlman', 'Torvalds', 'Allen', 'Backus', 'Johnson', 'Ritchie', 'Lamarr'];
@@ -27,6 +29,10 @@ const REWARDS = [
   { name: '10% off your next order', points_price: 800, kind: 'percentage_discount', value: 10 },
   { name: 'Free shipping', points_price: 300, kind: 'free_shipping', value: 0 },
   { name: 'Free tote bag', points_price: 1500, kind: 'free_product', value: 12 },
+];
+const RULES = [
+  { kind: 'signup', points_amount: 100 },
+  { kind: 'order', points_per_unit: 1, unit_amount: 1 },
 ];
 const TIERS = [
   { name: 'Bronze', points_threshold: 0 },
@@ -50,9 +56,9 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .description(
-      'Seed a shop with sample customers, orders, rewards, VIP tiers and points events. Re-running it is harmless: ' +
-        'customers already there (by remote_id 1…N) are left alone, rewards and tiers are added only when missing, ' +
-        'so a larger --customers adds just the new customers, their orders and their points.',
+      'Seed a shop with earning rules (a signup bonus, a point per unit of currency, unless the shop has its own), sample customers who earn by them, ' +
+        'their orders (paid, refunded, pending), rewards, VIP tiers and redemptions. Re-running it is harmless: customers already there (by remote_id 1…N) ' +
+        'are left alone, rules, rewards and tiers are added only when missing, so a larger --customers adds just the new customers, their orders and their points.',
     )
     .requiredOption('--shop <id>', 'the shop to fill')
     .option('--customers <n>', 'how many customers', '100')
@@ -81,8 +87,11 @@ export function registerDemoCommand(program: Command): void {
               total: Math.round(1000 + rand() * 15_000) / 100,
               currency: 'EUR',
               financial_status: pick(STATUSES),
+              total_refunded: 0,
               placed_at: new Date(now - Math.floor(rand() * 365 * DAY_MS)).toISOString(),
             };
+            // A partial refund gives back 30% of the total; a refunded order all of it.
+            if (order.financial_status !== 'paid' && order.financial_status !== 'pending') order.total_refunded = order.financial_status === 'refunded' ? order.total : Math.floor(order.total * 30) / 100;
             sales.push({ remote_id: 100_000 + sales.length + 1, ...columnsOf(orders, order, 'replace', now) });
           }
           if (rand() < 0.2) redeeming.add(i);
@@ -94,7 +103,13 @@ export function registerDemoCommand(program: Command): void {
         const newSales = sales.filter((s) => !existing.has(Number(s.customer_remote_id)));
 
         const w: Writer = { shopId, now, config };
+        const eventsBefore = await shopRowCount(db, shopId, 'points_events');
         const added = await transaction(db, async (trx) => {
+          // The programme first, so that customers and orders earn by it as they would by PUT:
+          // a signup bonus and a point per euro, unless the shop has its own rules of those kinds.
+          const kinds = new Set((await selectRecords(trx, shopId, earningRules).where('enabled', '=', 1).execute()).map((row) => row.kind));
+          const newRules = RULES.filter((r) => !kinds.has(r.kind)).map((r) => columnsOf(earningRules, r, 'create', now));
+          await createMany(trx, w, earningRules, newRules);
           // As an import would: the shop's customer.created webhooks hear of the new customers.
           const upsert = async (r: typeof customers, rows: Row[]) => {
             const refused = await upsertMany(trx, w, r, rows.map(({ remote_id, ...values }) => ({ id: Number(remote_id), values })));
@@ -107,30 +122,34 @@ export function registerDemoCommand(program: Command): void {
           await createMany(trx, w, rewards, newRewards);
           // A tier is added unless its name or threshold is taken (both are unique in a shop).
           const taken = await createMany(trx, w, vipTiers, TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)));
-          return { rewards: newRewards.length, vip_tiers: TIERS.length - taken.size };
+          return { earning_rules: newRules.length, rewards: newRewards.length, vip_tiers: TIERS.length - taken.size };
         });
 
-        // Points: a signup bonus, a point per euro of each paid order, and some redemptions.
-        const events: Row[] = newPeople.map((p) => ({ customer_identifier: String(p.remote_id), source: 'signup', points_amount: 100, external_note: 'Welcome bonus' }));
-        for (const sale of newSales) {
-          if (sale.financial_status !== 'paid') continue;
-          events.push({ customer_identifier: String(sale.customer_remote_id), source: 'order', points_amount: Math.floor(Number(sale.total) / 100), internal_note: `Order ${sale.remote_id}` });
-        }
-        for (const p of newPeople) if (redeeming.has(Number(p.remote_id))) events.push({ customer_identifier: String(p.remote_id), source: 'manual', points_amount: -50, internal_note: 'Redeemed: free shipping' });
-
-        // As a batch would: each chunk is checked against the shop's rules (its expiry) and
-        // posted in a transaction of its own, all or nothing.
-        let created = 0;
-        for (let i = 0; i < events.length; i += config.batchMaxEvents) {
-          created += await transaction(db, async (trx) => {
-            const shop = (await getShop(trx, shopId))!;
-            const entries = events.slice(i, i + config.batchMaxEvents).map((event) => checkEvent(event, [], shop, now));
-            const applied = await applyEvents(trx, shopId, entries, now);
-            if (applied.failures) throw new CliError(`creating points events failed: ${applied.failures.map((e) => showError(e, 'points_events')).map((d) => `${d.param}: ${d.message}`).join('; ').slice(0, 500)}`);
-            return applied.events.length;
+        // Some new customers redeem free shipping, when they can afford it, as POST /redemptions would.
+        const [shipping] = await selectRecords(db, shopId, rewards).where('name', '=', 'Free shipping').where('enabled', '=', 1).execute();
+        let redeemed = 0;
+        for (const p of newPeople) {
+          if (shipping === undefined || !redeeming.has(Number(p.remote_id))) continue;
+          redeemed += await transaction(db, async (trx) => {
+            try {
+              await redeem(trx, shopId, { rewardId: Number(shipping.id), customerIdentifier: String(p.remote_id) }, now);
+              return 1;
+            } catch (error) {
+              if (error instanceof AppError && error.code === 'insufficient_balance') return 0;
+              throw error;
+            }
           });
         }
-        const summary = { customers: newPeople.length, orders: newSales.length, rewards: added.rewards, vip_tiers: added.vip_tiers, points_events: created };
+        const created = (await shopRowCount(db, shopId, 'points_events')) - eventsBefore;
+        const summary = {
+          customers: newPeople.length,
+          orders: newSales.length,
+          earning_rules: added.earning_rules,
+          rewards: added.rewards,
+          vip_tiers: added.vip_tiers,
+          redemptions: redeemed,
+          points_events: created,
+        };
         output(options.json ?? false, summary, () =>
           Object.values(summary).every((n) => n === 0)
             ? `Shop ${shopId} already holds the demo data for ${count} customers: nothing to add.`

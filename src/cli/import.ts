@@ -53,7 +53,8 @@ export function registerImportCommand(program: Command): void {
     .requiredOption('--shop <id>', 'the shop the records belong to')
     .option('--format <format>', `${FORMATS.join(' | ')}; by default the file name's ending tells`)
     .option('--json', 'print the summary as JSON: {"imported": n, "rejected": [{"line": n, "reason": "…"}], "seconds": s}')
-    .action(async (resource: string, file: string, options: { shop: string; format?: string; json?: boolean }) => {
+    .option('--no-earn', 'store the records without applying the earning rules (paid orders earn nothing, new customers no signup points)')
+    .action(async (resource: string, file: string, options: { shop: string; format?: string; json?: boolean; earn: boolean }) => {
       const r = resourceNamed(resource);
       if (r === undefined || r.write !== 'upsert') throw new CliError(`resource must be one of ${importable.join(', ')}, got "${resource}"`);
       if (options.format !== undefined && !FORMATS.includes(options.format as Format)) throw new CliError(`--format must be one of ${FORMATS.join(', ')}, got "${options.format}"`);
@@ -65,7 +66,7 @@ export function registerImportCommand(program: Command): void {
         if ((await getShop(database.db, shopId)) === undefined) throw new CliError(`no shop with id ${shopId}`);
         const bar = progressBar(options.json ? 0 : fs.statSync(file).size);
         const started = Date.now();
-        const result = await importRecords(database.db, shopId, r, readFile(r, file, format, (n) => bar.advance(n)), Date.now(), config);
+        const result = await importRecords(database.db, shopId, r, readFile(r, file, format, (n) => bar.advance(n)), Date.now(), config, { earn: options.earn });
         bar.done();
         const seconds = (Date.now() - started) / 1000;
         output(options.json ?? false, { ...result, seconds }, () => {

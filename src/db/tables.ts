@@ -8,6 +8,8 @@ export interface ShopsTable {
   name: string;
   per_event_expiry: number;
   points_expiry_days: number | null;
+  /** Days after an order is placed before the points it earned can be spent; 0 for at once. */
+  points_pending_days: number;
   created_at: number;
   updated_at: number;
 }
@@ -45,6 +47,10 @@ export interface CustomersTable {
   last_name: string | null;
   phone: string | null;
   birthday: string | null;
+  /** When the next birthday grant is due (00:00 UTC of the birthday); -1: schedule it first. */
+  birthday_next_at?: number | null;
+  /** The calendar year of the last birthday grant. */
+  birthday_granted_year?: number | null;
   created_at: number;
   updated_at: number;
   // Stored balances (docs/ledger.md): changed only by the ledger, in each event's transaction.
@@ -83,6 +89,10 @@ export interface PointsEventsTable {
   reverses_event_id: number | null;
   /** The redemption whose points this event spent or gave back. */
   redemption_id: number | null;
+  /** The earning rule that wrote it. */
+  earning_rule_id?: number | null;
+  /** The order it was earned for or clawed back from. */
+  order_remote_id?: number | null;
 }
 
 export type LotKind = 'points' | 'credits';
@@ -125,6 +135,23 @@ export interface OrdersTable extends Timestamps {
   currency: string;
   financial_status: string;
   placed_at: number;
+  /** Hundredths of the currency refunded so far. */
+  total_refunded: Generated<number>;
+  // What the order did to the ledger (docs/earning.md); changed only by the earning rules.
+  /** The customer the order's points went to; null until it earns. */
+  points_customer_remote_id: number | null;
+  earned_at: number | null;
+  earning_rule_id: number | null;
+  points_earned: Generated<number>;
+  credits_earned: Generated<number>;
+  points_reversed: Generated<number>;
+  credits_reversed: Generated<number>;
+  /** What a refund could not take back (the customer had spent it). */
+  points_unrecovered: Generated<number>;
+  credits_unrecovered: Generated<number>;
+  /** Earned points not spendable until pending_release_at. */
+  points_pending: Generated<number>;
+  pending_release_at: number | null;
 }
 
 export interface SubscriptionContractsTable extends Timestamps {
@@ -259,6 +286,23 @@ export interface ShopCountsTable {
   n: number;
 }
 
+export type EarningRuleKind = 'order' | 'signup' | 'birthday' | 'referral_referrer' | 'referral_friend' | 'subscription_billing';
+
+export interface EarningRulesTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  kind: EarningRuleKind;
+  enabled: number;
+  points_per_unit: number | null;
+  /** Hundredths of the currency. */
+  unit_amount: number | null;
+  min_order_total: number | null;
+  currency: string | null;
+  points_amount: number | null;
+  /** Hundredths of a credit. */
+  credits_amount: number | null;
+}
+
 export interface Tables {
   shops: ShopsTable;
   api_tokens: ApiTokensTable;
@@ -275,6 +319,7 @@ export interface Tables {
   reward_codes: RewardCodesTable;
   redemptions: RedemptionsTable;
   shop_counts: ShopCountsTable;
+  earning_rules: EarningRulesTable;
   vip_tiers: VipTiersTable;
   referrals: ReferralsTable;
   webhooks: WebhooksTable;

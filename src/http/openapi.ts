@@ -14,6 +14,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Points events', description: 'The points and store-credit ledger: grants and deductions, one at a time or in batches' },
   { name: 'Orders', description: 'Orders synced from the commerce platform' },
   { name: 'Subscriptions', description: 'Subscription contracts and their billing attempts' },
+  { name: 'Earning rules', description: 'How customers earn points: by orders, at signup, on birthdays, by referrals and subscriptions' },
   { name: 'Rewards', description: 'Rewards customers redeem points for' },
   { name: 'Redemptions', description: 'Customers spending points on rewards, and the codes they receive' },
   { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },

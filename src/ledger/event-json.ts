@@ -39,5 +39,7 @@ export function eventJson(row: PointsEventsTable, email: string | null, reversed
     reverses_event_id: row.reverses_event_id === null ? null : Number(row.reverses_event_id),
     reversed_by_event_id: reversedBy === null ? null : Number(reversedBy),
     redemption_id: row.redemption_id === null ? null : Number(row.redemption_id),
+    earning_rule_id: row.earning_rule_id === null || row.earning_rule_id === undefined ? null : Number(row.earning_rule_id),
+    order_remote_id: row.order_remote_id === null || row.order_remote_id === undefined ? null : Number(row.order_remote_id),
   };
 }

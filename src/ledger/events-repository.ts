@@ -12,6 +12,8 @@ export async function insertEvents(db: DB, rows: PointsEventsTable[]): Promise<v
 
 export interface EventFilters {
   customerRemoteId?: number;
+  /** The events an order earned or had clawed back. */
+  orderRemoteId?: number;
   source?: string;
   appliedAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
 }
@@ -30,6 +32,7 @@ export function eventsQuery(db: DB, shopId: number, filters: EventFilters = {}) 
     .select(['customers.email', 'reversal.id as reversed_by_event_id'])
     .where('points_events.shop_id', '=', shopId);
   if (filters.customerRemoteId !== undefined) query = query.where('points_events.customer_remote_id', '=', filters.customerRemoteId);
+  if (filters.orderRemoteId !== undefined) query = query.where('points_events.order_remote_id', '=', filters.orderRemoteId);
   if (filters.source !== undefined) query = query.where('points_events.source', '=', filters.source);
   const range = filters.appliedAt ?? {};
   if (range.gt !== undefined) query = query.where('points_events.applied_at', '>', range.gt);

@@ -31,6 +31,15 @@ export interface EventEntry {
   reversesEventId?: number | null;
   /** The reward redemption the event spends points on, or gives them back for. */
   redemptionId?: number | null;
+  /** The earning rule that wrote it. */
+  earningRuleId?: number | null;
+  /** The order it was earned for, or clawed back from. */
+  orderRemoteId?: number | null;
+  /**
+   * A deduction that takes back what was earned (a refund's clawback): it lowers the points
+   * earned, not raises the points spent.
+   */
+  clawback?: boolean;
 }
 
 /** A lot as stored: what it holds now and its FIFO key. */
@@ -219,7 +228,10 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
         queueOf(state, kind).add(lot);
       } else {
         state[kind] += amount;
-        if (kind === 'points') state.spent -= amount;
+        if (kind === 'points') {
+          if (entry.clawback) state.earned += amount;
+          else state.spent -= amount;
+        }
         if (!writing) continue;
         const taken = await queueOf(state, kind).consume(-amount, now);
         for (const c of taken) if (!c.lot.fresh) state.takenStored.push({ key: c.lot.key, kind, amount: c.amount });
@@ -257,6 +269,8 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     credits_balance: p.credits,
     reverses_event_id: p.posting.entry.reversesEventId ?? null,
     redemption_id: p.posting.entry.redemptionId ?? null,
+    earning_rule_id: p.posting.entry.earningRuleId ?? null,
+    order_remote_id: p.posting.entry.orderRemoteId ?? null,
   }));
   const lots: PointsLotsTable[] = freshLots.map(({ lot, kind, state }) => ({
     shop_id: shopId,

@@ -91,4 +91,27 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
       return paginate(app.db, request, query, listSpec);
     },
   );
+
+  const OrderParams = Type.Object({ remote_id: Type.String({ description: 'The order\'s remote_id', examples: ['5531'] }) });
+  app.get(
+    '/orders/:remote_id/points_events',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'List an order\'s points events',
+        description: 'What the order earned (source order) and what its refunds took back (source refund), with the same pagination and filters as the shop\'s.',
+        params: OrderParams,
+        querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
+        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('read', { 400: 'A bad pagination or filter parameter', 404: 'No such order in this shop' }) },
+      },
+    },
+    async (request) => {
+      const { remote_id } = request.params;
+      const orderId = parseRemoteId(remote_id);
+      const order = orderId === null ? undefined : await app.db.selectFrom('orders').select('remote_id').where('shop_id', '=', request.shop.id).where('remote_id', '=', orderId).executeTakeFirst();
+      if (order === undefined) throw notFound('order', remote_id);
+      const filters = parseEventFilters(queryParams(request));
+      return paginate(app.db, request, eventsQuery(app.db, request.shop.id, { ...filters, orderRemoteId: orderId! }), listSpec);
+    },
+  );
 }

@@ -62,6 +62,10 @@ export async function reverseEvent(trx: DB, shopId: number, eventId: number, now
   if (original.source === REDEMPTION_SOURCE && options.redemptionId !== Number(original.redemption_id)) {
     throw new AppError('not_reversible', `Points event ${eventId} paid for redemption ${Number(original.redemption_id)}; void it with POST /redemptions/${Number(original.redemption_id)}/void`);
   }
+  // An order's points follow the order: its refunds take them back, proportionally.
+  if (original.order_remote_id !== null && original.order_remote_id !== undefined) {
+    throw new AppError('not_reversible', `Points event ${eventId} follows order ${Number(original.order_remote_id)}; send the order's refund (PUT /orders/${Number(original.order_remote_id)}) instead`);
+  }
   const remoteId = Number(original.customer_remote_id);
   // Under the customer's lock, two racing reversals of one event see each other.
   await lockBalances(trx, shopId, [remoteId], now);

@@ -28,8 +28,10 @@ export const EXPIRATION_SOURCE = 'expiration';
 export const REVERSAL_SOURCE = 'reversal';
 /** Written only by POST /redemptions. */
 export const REDEMPTION_SOURCE = 'reward_redemption';
+/** Written only by the subscription_billing earning rule, for a succeeded billing attempt. */
+export const SUBSCRIPTION_SOURCE = 'subscription_billing';
 
-export const ALL_SOURCES = [...INPUT_SOURCES, EXPIRATION_SOURCE, REVERSAL_SOURCE, REDEMPTION_SOURCE] as const;
+export const ALL_SOURCES = [...INPUT_SOURCES, EXPIRATION_SOURCE, REVERSAL_SOURCE, REDEMPTION_SOURCE, SUBSCRIPTION_SOURCE] as const;
 
 /** Sources whose custom_action_name is required (for visit_url it holds the URL). */
 export const NAMED_SOURCES: ReadonlySet<string> = new Set(['custom_action', 'visit_url']);
@@ -170,7 +172,7 @@ export const PointsEvent = Type.Object(
       { description: 'The customer, with the balances right after this event' },
     ),
     source: Type.Enum([...ALL_SOURCES], {
-      description: 'expiration events are written by the expiry sweep, reversal events by POST /points_events/{id}/reverse, reward_redemption events by POST /redemptions',
+      description: 'expiration events are written by the expiry sweep, reversal events by POST /points_events/{id}/reverse, reward_redemption events by POST /redemptions, subscription_billing events by the subscription_billing earning rule',
       examples: ['order'],
     }),
     points_amount: Type.Integer({ examples: [120] }),
@@ -184,6 +186,11 @@ export const PointsEvent = Type.Object(
     reverses_event_id: Type.Union([Type.Integer(), Type.Null()], { description: 'For a reversal: the event it undoes', examples: [null] }),
     reversed_by_event_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The reversal that undid this event, if any', examples: [null] }),
     redemption_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The reward redemption this event spent points on, or gave them back for', examples: [null] }),
+    earning_rule_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The earning rule that wrote this event, if one did', examples: [null] }),
+    order_remote_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The order this event was earned for (source order) or clawed back from by a refund (source refund), if any',
+      examples: [null],
+    }),
   },
   { $id: 'PointsEvent', title: 'PointsEvent' },
 );

@@ -25,6 +25,8 @@ const eventSums = (column: string, filter = sql`true`) =>
 const lotSums = (kind: string) =>
   sql`(select shop_id, customer_remote_id, sum(remaining) as total from points_lots where kind = ${kind} and remaining > 0 group by shop_id, customer_remote_id)`;
 const customer = sql`'customer ' || cast(c.remote_id as text)`;
+/** A refund's clawback of what an order earned: it lowers the points earned, not raises the spent. */
+const CLAWBACK = sql`(source = 'refund' and order_remote_id is not null)`;
 
 /** A stored customer column against a sum over history (absent sums are 0). */
 function storedAgainst(name: string, column: string, sums: RawBuilder<unknown>, negate = false): Check {
@@ -60,15 +62,20 @@ const CHECKS: Check[] = [
   storedAgainst('credits_balance = what the customer\'s credits lots hold', 'credits_balance', lotSums('credits')),
   // A reversal takes back from what the event it undoes counted: a grant's points from the earned, a deduction's from the spent.
   storedAgainst(
-    'points_earned_lifetime = the points granted, less reversed grants',
+    'points_earned_lifetime = the points granted, less reversed grants and refunds\' clawbacks',
     'points_earned_lifetime',
-    eventSums('points_amount', sql`(points_amount > 0 and source <> 'reversal') or (points_amount < 0 and source = 'reversal')`),
+    eventSums('points_amount', sql`(points_amount > 0 and source <> 'reversal') or (points_amount < 0 and (source = 'reversal' or ${CLAWBACK}))`),
   ),
   storedAgainst(
     'points_spent_lifetime = the points deducted, less reversed deductions',
     'points_spent_lifetime',
-    eventSums('points_amount', sql`(points_amount < 0 and source not in ('expiration', 'reversal')) or (points_amount > 0 and source = 'reversal')`),
+    eventSums('points_amount', sql`(points_amount < 0 and source not in ('expiration', 'reversal') and not ${CLAWBACK}) or (points_amount > 0 and source = 'reversal')`),
     true,
+  ),
+  storedAgainst(
+    'points_pending = what the customer\'s orders hold pending',
+    'points_pending',
+    sql`(select shop_id, points_customer_remote_id as customer_remote_id, sum(points_pending) as total from orders where points_pending > 0 group by shop_id, points_customer_remote_id)`,
   ),
   {
     name: 'each lot\'s remaining = its amount less its consumptions',

@@ -1,6 +1,6 @@
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
-import { existingIds, holdersOf } from './repository.js';
+import { existingIds, holdersOf, holdersWhen } from './repository.js';
 import type { Resource, Row } from './resource.js';
 import { pushTo } from '../core/maps.js';
 
@@ -12,6 +12,8 @@ export interface Candidate {
   id: number | null;
   /** Column values about to be written (a PATCH: only the changed ones). */
   values: Row;
+  /** The whole record as it will be stored (a PATCH: merged with the stored one), when it differs from `values`. */
+  merged?: Row;
 }
 
 /** The detail that reports a unique value another record of the shop holds. */
@@ -56,7 +58,22 @@ export async function conflicts(db: DB, shopId: number, r: Resource, candidates:
       });
     }
   }
+  if (r.exclusive) await exclusiveConflicts(db, shopId, r, r.exclusive, candidates, add);
   return errors;
+}
+
+/** Candidates that would make a second record hold an exclusive value (see Resource.exclusive). */
+async function exclusiveConflicts(db: DB, shopId: number, r: Resource, rule: NonNullable<Resource['exclusive']>, candidates: Candidate[], add: (i: number, d: ErrorDetail) => void) {
+  const seen = new Set<unknown>();
+  for (let i = 0; i < candidates.length; i++) {
+    const c = candidates[i]!;
+    const record = c.merged ?? c.values;
+    const value = record[rule.field];
+    if (record[rule.when.field] !== rule.when.value || value === null || value === undefined) continue;
+    const holders = await holdersWhen(db, shopId, r, rule, value);
+    if (seen.has(value) || holders.some((id) => id !== c.id)) add(i, { param: rule.field, code: rule.code, message: rule.message });
+    else seen.add(value);
+  }
 }
 
 /**
@@ -69,7 +86,8 @@ export async function conflicts(db: DB, shopId: number, r: Resource, candidates:
 export async function lostRaceErrors(db: DB, shopId: number, r: Resource, candidate: Candidate): Promise<ErrorDetail[]> {
   const found = (await conflicts(db, shopId, r, [candidate])).get(0);
   if (found !== undefined) return found;
-  return Object.entries(r.fields)
+  const named = Object.entries(r.fields)
     .filter(([, f]) => f.unique)
     .map(([name]) => taken(r, name));
+  return r.exclusive ? [...named, { param: r.exclusive.field, code: r.exclusive.code, message: r.exclusive.message }] : named;
 }

@@ -140,10 +140,18 @@ async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result:
 }
 
 /** Validates and upserts every row; returns how many were imported and which were rejected. */
-export async function importRecords(db: DB, shopId: number, r: Resource, source: AsyncIterable<SourceRow>, now: number, config: Config, onRows?: (n: number) => void): Promise<ImportResult> {
+export async function importRecords(
+  db: DB,
+  shopId: number,
+  r: Resource,
+  source: AsyncIterable<SourceRow>,
+  now: number,
+  config: Config,
+  options: { onRows?: (n: number) => void; earn?: boolean } = {},
+): Promise<ImportResult> {
   if (r.write !== 'upsert') throw new Error(`${r.table} are not synced from the platform; only records with a remote_id can be imported`);
   const result: ImportResult = { imported: 0, rejected: [] };
-  const w: Writer = { shopId, now, config };
+  const w: Writer = { shopId, now, config, earn: options.earn };
   let batch: Item[] = [];
   for await (const row of source) {
     if (row.body === undefined) {
@@ -162,7 +170,7 @@ export async function importRecords(db: DB, shopId: number, r: Resource, source:
     batch.push({ line: row.line, id: id!, body });
     if (batch.length >= BATCH) {
       await writeBatch(db, w, r, batch, result);
-      onRows?.(batch.length);
+      options.onRows?.(batch.length);
       batch = [];
     }
   }

@@ -122,6 +122,18 @@ export async function holdersOf(db: DB, shopId: number, r: Resource, field: stri
 }
 
 /** Which of `ids` name records of the shop in `table` (by `column`). */
+/** The IDs of the shop's records that hold `value` in `rule.field` while `rule.when` holds. */
+export async function holdersWhen(db: DB, shopId: number, r: Resource, rule: NonNullable<Resource['exclusive']>, value: unknown): Promise<number[]> {
+  const rows = await any(db)
+    .selectFrom(r.table)
+    .select(r.id)
+    .where('shop_id', '=', shopId)
+    .where(rule.field, '=', value)
+    .where(rule.when.field, '=', rule.when.value)
+    .execute();
+  return rows.map((row: Row) => Number(row[r.id]));
+}
+
 export async function existingIds(db: DB, shopId: number, table: string, column: string, ids: number[]): Promise<Set<number>> {
   const found = new Set<number>();
   // Chunked: an import batch may ask about more ids than a statement may bind.

@@ -54,6 +54,11 @@ export interface Resource {
    * `config` is the deployment's, for the rules it changes (WEBHOOK_ALLOW_PRIVATE_URLS).
    */
   check?: { reads: readonly string[]; rule(record: Row, config: Config): ErrorDetail[] };
+  /**
+   * At most one record of the shop holds a value of `field` while `when` holds (one enabled
+   * earning rule per kind); a partial unique index settles racing writes.
+   */
+  exclusive?: { field: string; when: { field: string; value: unknown }; code: string; message: string };
 }
 
 /** Every resource also sorts by its ID, created_at and updated_at. */
@@ -183,7 +188,8 @@ export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | '
   const out: Row = {};
   for (const [name, field] of fieldLists(r).shown) {
     if (name in body) out[name] = toColumn(field, body[name]);
-    else if (mode === 'create' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
+    // A PUT replaces the record: what it leaves out is cleared, to its default when it has one.
+    else if (mode !== 'patch' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
     else if (mode !== 'patch') out[name] = null;
   }
   return out;

@@ -6,6 +6,7 @@ import type { DB } from '../db/tables.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
 import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
 import { announceUpsert, enqueueRecordEvents } from './events.js';
+import { priorState, recordsWritten } from '../earning/effects.js';
 import { deleteRecord, findRecord, insertRecord, insertRecords, putRecord, updateRecord, upsertRecords } from './repository.js';
 import { checkFields, columnsOf, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 
@@ -19,6 +20,8 @@ export interface Writer {
   shopId: number;
   now: number;
   config: Config;
+  /** False for `loyalty import --no-earn`: records are stored, and earn nothing (earning/effects.ts). */
+  earn?: boolean;
 }
 
 export type CheckedBody = BodyCheck & { valid: Row };
@@ -70,7 +73,8 @@ interface CheckedWrite<T> {
  * references) on the valid fields. A unique index that fails the write all the same becomes a
  * LostRace, which `raced` reports once the transaction is over.
  */
-async function checkedWrite<T>(trx: DB, w: Writer, { resource: r, checked, stored, candidate, write }: CheckedWrite<T>): Promise<T> {
+async function checkedWrite<T>(trx: DB, w: Writer, { resource: r, checked, stored, candidate: given, write }: CheckedWrite<T>): Promise<T> {
+  const candidate = { ...given, merged: stored };
   const errors: ErrorDetail[] = [...checked.errors, ...recordErrors(r, stored, checked.invalid, w.config)];
   errors.push(...((await conflicts(trx, w.shopId, r, [candidate])).get(0) ?? []));
   if (errors.length > 0) throw validationError(errors);
@@ -96,8 +100,10 @@ async function shown(trx: DB, w: Writer, r: Resource, row: Row): Promise<Row> {
 /** Creates or replaces a synced record by remote_id (PUT); returns it as shown. */
 export async function replaceRecord(trx: DB, w: Writer, r: Resource, remoteId: number, checked: CheckedBody): Promise<{ created: boolean; record: Row }> {
   const values = valuesOf(r, checked, 'replace', w.now);
+  const prior = await priorState(trx, w.shopId, r.table, [remoteId]);
   const write = () => putRecord(trx, w.shopId, r, remoteId, values, w.now);
   const { created } = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: remoteId, values }, write });
+  await recordsWritten(trx, w, r.table, [{ id: remoteId, created, values }], prior);
   const record = await shown(trx, w, r, (await findRecord(trx, w.shopId, r, remoteId))!);
   await enqueueRecordEvents(trx, w.shopId, r, [{ created, record }], w.now);
   return { created, record };
@@ -119,6 +125,7 @@ export async function createRecord(trx: DB, w: Writer, r: Resource, checked: Che
   const values = valuesOf(r, checked, 'create', w.now);
   const write = () => insertRecord(trx, w.shopId, r, { ...values, ...generateSecrets(r) }, w.now);
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: null, values }, write });
+  await recordsWritten(trx, w, r.table, [{ id: Number(row[r.id]), created: true, values: row }]);
   const record = await shown(trx, w, r, row);
   await enqueueRecordEvents(trx, w.shopId, r, [{ created: true, record }], w.now);
   return { ...record, ...pickSecrets(r, row) };
@@ -150,8 +157,12 @@ export async function removeRecord(trx: DB, shopId: number, r: Resource, id: num
 export async function upsertMany(trx: DB, w: Writer, r: Resource, candidates: readonly { id: number; values: Row }[]): Promise<Map<number, ErrorDetail[]>> {
   const errors = await conflicts(trx, w.shopId, r, [...candidates]);
   const good = candidates.filter((_, i) => !errors.has(i)).map((c) => ({ remote_id: c.id, ...c.values }));
-  const announce = await announceUpsert(trx, w.shopId, r, good.map((row) => row.remote_id), w.now);
+  const ids = good.map((row) => row.remote_id);
+  const announce = await announceUpsert(trx, w.shopId, r, ids, w.now);
+  const prior = await priorState(trx, w.shopId, r.table, ids);
+  const existed = new Set(prior.keys());
   await upsertRecords(trx, w.shopId, r, good, w.now);
+  await recordsWritten(trx, w, r.table, good.map((row) => ({ id: row.remote_id, created: !existed.has(row.remote_id), values: row })), prior);
   await announce();
   return errors;
 }
@@ -164,6 +175,7 @@ export async function createMany(trx: DB, w: Writer, r: Resource, rows: readonly
   const errors = await conflicts(trx, w.shopId, r, rows.map((values) => ({ id: null, values })));
   const good = rows.filter((_, i) => !errors.has(i)).map((values) => ({ ...values, ...generateSecrets(r) }));
   const ids = await insertRecords(trx, w.shopId, r, good, w.now);
+  await recordsWritten(trx, w, r.table, ids.map((id, i) => ({ id, created: true, values: good[i]! })));
   if (ids.length > 0) {
     const stored: Row[] = [];
     for (const id of ids) stored.push((await findRecord(trx, w.shopId, r, id))!);

@@ -7,6 +7,7 @@ export interface Shop {
   name: string;
   per_event_expiry: boolean;
   points_expiry_days: number | null;
+  points_pending_days: number;
   created_at: number;
   updated_at: number;
 }
@@ -15,6 +16,7 @@ export interface ShopSettings {
   name?: string;
   per_event_expiry?: boolean;
   points_expiry_days?: number | null;
+  points_pending_days?: number;
 }
 
 export interface TokenRow {
@@ -33,6 +35,7 @@ function toShop(row: ShopsTable): Shop {
     name: row.name,
     per_event_expiry: row.per_event_expiry === 1,
     points_expiry_days: row.points_expiry_days,
+    points_pending_days: Number(row.points_pending_days),
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };
@@ -43,6 +46,7 @@ export async function createShop(db: DB, settings: ShopSettings & { name: string
     name: settings.name,
     per_event_expiry: settings.per_event_expiry ? 1 : 0,
     points_expiry_days: settings.points_expiry_days ?? null,
+    points_pending_days: settings.points_pending_days ?? 0,
     created_at: now,
     updated_at: now,
   };
@@ -71,6 +75,7 @@ export async function updateShop(db: DB, shopId: number, settings: ShopSettings,
   if (settings.name !== undefined) changes.name = settings.name;
   if (settings.per_event_expiry !== undefined) changes.per_event_expiry = settings.per_event_expiry ? 1 : 0;
   if (settings.points_expiry_days !== undefined) changes.points_expiry_days = settings.points_expiry_days;
+  if (settings.points_pending_days !== undefined) changes.points_pending_days = settings.points_pending_days;
   const row = await db.updateTable('shops').set(changes).where('id', '=', shopId).returningAll().executeTakeFirst();
   shopsChanged();
   return row && toShop(row);

@@ -15,6 +15,11 @@ export const Shop = Type.Object(
       description: 'Days after applied_at that granted points and credits expire; null means never',
       examples: [365],
     }),
+    points_pending_days: Type.Integer({
+      minimum: 0,
+      description: 'Days after an order is placed before the points it earns can be spent (shown as points_pending until then); 0 means at once',
+      examples: [14],
+    }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -26,6 +31,7 @@ export const ShopUpdate = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
     per_event_expiry: Type.Optional(Type.Boolean()),
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
+    points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
 );

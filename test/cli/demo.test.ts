@@ -11,8 +11,10 @@ import { TEST_DIALECT } from '../helpers/database.js';
 interface Seeded {
   customers: number;
   orders: number;
+  earning_rules: number;
   rewards: number;
   vip_tiers: number;
+  redemptions: number;
   points_events: number;
 }
 
@@ -36,7 +38,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
   const demo = async (target: CliShop, customers: number): Promise<Seeded> => {
     const out = await t.ok('demo', '--shop', String(target.shop.id), '--customers', String(customers), '--json');
     const seeded = JSON.parse(out) as Seeded;
-    expect(Object.keys(seeded).sort()).toEqual(['customers', 'orders', 'points_events', 'rewards', 'vip_tiers']);
+    expect(Object.keys(seeded).sort()).toEqual(['customers', 'earning_rules', 'orders', 'points_events', 'redemptions', 'rewards', 'vip_tiers']);
     return seeded;
   };
 
@@ -65,20 +67,28 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expect(s.events.filter((e) => !ids.has(e.customer.remote_id))).toEqual([]);
     // One welcome bonus per customer.
     expect(s.events.filter((e) => e.source === 'signup').map((e) => e.customer.remote_id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
-    // A point per whole euro of each paid order, credited to its customer, once.
-    const earned = s.events.filter((e) => e.source === 'order');
-    const paid = s.orders.filter((o) => o.financial_status === 'paid');
-    expect(earned.length).toBe(paid.length);
-    for (const order of paid) {
-      const matching = earned.filter((e) => e.internal_note === `Order ${order.remote_id}`);
-      expect(matching, `order ${order.remote_id}`).toHaveLength(1);
-      expect(matching[0]).toMatchObject({ customer: { remote_id: order.customer_remote_id }, points_amount: Math.floor(order.total) });
+    // By the demo's order rule, a point per whole euro of each paid order, credited to its
+    // customer once; refunds take back their share; a refunded order earned nothing.
+    for (const order of s.orders) {
+      const own = s.events.filter((e) => e.order_remote_id === order.remote_id);
+      const earned = own.filter((e) => e.source === 'order');
+      if (order.financial_status === 'paid' || order.financial_status === 'partially_refunded') {
+        expect(earned, `order ${order.remote_id}`).toHaveLength(1);
+        expect(earned[0]).toMatchObject({ customer: { remote_id: order.customer_remote_id }, points_amount: Math.floor(order.total) });
+        expect(order.points_earned).toBe(Math.floor(order.total));
+      } else {
+        expect(earned, `order ${order.remote_id}`).toEqual([]);
+      }
+      const refunds = own.filter((e) => e.source === 'refund');
+      expect(refunds.reduce((sum, e) => sum - e.points_amount, 0)).toBe(order.points_reversed);
     }
+    // Redemptions spent what their events say.
+    for (const e of s.events.filter((x) => x.source === 'reward_redemption')) expect(e).toMatchObject({ points_amount: -300, redemption_id: expect.any(Number) });
   };
 
   it('seeds customers, orders, rewards, VIP tiers and points events, and balances add up', async () => {
     const seeded = await demo(shop, 50);
-    expect(seeded).toMatchObject({ customers: 50, rewards: 4, vip_tiers: 3 });
+    expect(seeded).toMatchObject({ customers: 50, earning_rules: 2, rewards: 4, vip_tiers: 3 });
     expect(seeded.orders).toBeGreaterThan(0);
     expect(seeded.points_events).toBeGreaterThan(50);
 
@@ -95,7 +105,10 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
       ['Gold', 5000],
     ]);
     expect(s.events).toHaveLength(seeded.points_events);
-    expect(new Set(s.events.map((e) => e.source))).toEqual(new Set(['signup', 'order', 'manual']));
+    const sources = new Set(s.events.map((e) => e.source));
+    for (const source of ['signup', 'order', 'refund', 'reward_redemption']) expect(sources.has(source), source).toBe(true);
+    expect([...sources].filter((x) => !['signup', 'order', 'refund', 'reward_redemption'].includes(x))).toEqual([]);
+    expect(seeded.redemptions).toBe(s.events.filter((e) => e.source === 'reward_redemption').length);
     expectConsistent(s);
 
     // The per-customer ledger agrees with the shop's.
@@ -110,7 +123,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
 
   it('is harmless to run again: nothing is added, nothing credited twice', async () => {
     const before = await snapshot(shop);
-    expect(await demo(shop, 50)).toEqual({ customers: 0, orders: 0, rewards: 0, vip_tiers: 0, points_events: 0 });
+    expect(await demo(shop, 50)).toEqual({ customers: 0, orders: 0, earning_rules: 0, rewards: 0, vip_tiers: 0, redemptions: 0, points_events: 0 });
     expect(await t.ok('demo', '--shop', String(shop.shop.id), '--customers', '50')).toMatch(/nothing to add/);
     expect(await snapshot(shop)).toEqual(before);
   });
@@ -118,7 +131,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
   it('adds only the new customers, with their orders and points, when run with more', async () => {
     const before = await snapshot(shop);
     const seeded = await demo(shop, 60);
-    expect(seeded).toMatchObject({ customers: 10, rewards: 0, vip_tiers: 0 });
+    expect(seeded).toMatchObject({ customers: 10, earning_rules: 0, rewards: 0, vip_tiers: 0 });
     const after = await snapshot(shop);
     expect(after.customers.map((c) => c.remote_id)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
     expect(after.customers.slice(0, 50)).toEqual(before.customers);
@@ -154,11 +167,12 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     const deliveries = await t.all(own.token, `webhooks/${hook.json().data.id}/deliveries`);
     const customers = await t.all(own.token, 'customers');
     expect(deliveries.map((d) => [d.topic, d.status])).toEqual(customers.map(() => ['customer.created', 'pending']));
-    // What each delivery carries is the customer as the API showed it when it was created.
+    // What each delivery carries is the customer as the API showed it when it was created: with
+    // the signup bonus, before their orders.
     expect(deliveries.map((d) => d.payload.data.remote_id).sort()).toEqual([1, 2, 3]);
     for (const d of deliveries) {
       const customer = customers.find((c) => c.remote_id === d.payload.data.remote_id);
-      expect(d.payload.data).toEqual({ ...customer, points_balance: 0, points_earned_lifetime: 0, points_spent_lifetime: 0, next_expiry: null });
+      expect(d.payload.data).toEqual({ ...customer, points_balance: 100, points_pending: 0, points_earned_lifetime: 100, points_spent_lifetime: 0, next_expiry: null });
     }
     // A second run creates nobody, so it announces nothing.
     await demo(own, 3);

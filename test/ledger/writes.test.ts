@@ -33,6 +33,8 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
       reverses_event_id: null,
       reversed_by_event_id: null,
       redemption_id: null,
+      earning_rule_id: null,
+      order_remote_id: null,
     });
     expect(await balanceOf(t, 1)).toEqual({ points: 120, credits: 5.5 });
   });

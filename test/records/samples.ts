@@ -10,6 +10,7 @@ import { columnsOf, validateImported, type Resource, type Row } from '../../src/
 export const REFERENCED_ID = 900_000;
 
 export function sample(r: Resource, i: number): Row {
+  if (r.table === 'earning_rules') return earningRuleSample(i);
   const body: Row = {};
   for (const [name, field] of Object.entries(r.fields)) {
     if (field.kind === 'secret') continue;
@@ -44,6 +45,18 @@ export function sample(r: Resource, i: number): Row {
     }
   }
   return body;
+}
+
+/**
+ * Earning rules have fields per kind, and one enabled rule per kind: samples cycle through the
+ * kinds with the fields of each, disabled so that any number of them may exist.
+ */
+function earningRuleSample(i: number): Row {
+  const kinds = ['order', 'signup', 'birthday', 'referral_referrer', 'referral_friend', 'subscription_billing'];
+  const kind = kinds[i % kinds.length]!;
+  const credits = i % 3 === 0 ? { credits_amount: 1.5 } : {};
+  if (kind === 'order') return { enabled: false, kind, points_per_unit: 1 + (i % 7), unit_amount: 1, min_order_total: i % 2 === 0 ? null : 20, currency: 'EUR', ...credits };
+  return { enabled: false, kind, points_amount: 10 + (i % 7), ...credits };
 }
 
 /** Every record a sample refers to (a customer, a subscription contract). */

@@ -1,0 +1,80 @@
+import { sql } from 'kysely';
+import { updateRows } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import { postEvents, type Posting } from '../ledger/post.js';
+import { getShop } from '../shops/repository.js';
+import { nextBirthday } from './birthday.js';
+import { settleOrders } from './orders.js';
+import { defaultExpiry, enabledRule, flatEarning, type EarningRule } from './rules.js';
+
+// What a customer write does to the programme (docs/earning.md): a new customer earns the
+// signup rule once, and their orders that were paid before they were synced earn now; a
+// birthday set or changed schedules the next birthday grant.
+
+export interface CustomerWrite {
+  remoteId: number;
+  created: boolean;
+  /** The birthday before the write (undefined: the customer is new), and after it. */
+  birthdayBefore?: string | null;
+  birthday: string | null;
+}
+
+/** A grant of a flat rule (signup, birthday, subscription billing, referral) to one customer. */
+export function ruleGrant(rule: EarningRule, customer: { remoteId: number; email: string | null }, now: number, expiresAt: number | null, note: string): Posting | null {
+  const { points, credits } = flatEarning(rule);
+  if (points === 0 && credits === 0) return null;
+  return {
+    customer,
+    entry: {
+      source: rule.kind === 'referral_referrer' || rule.kind === 'referral_friend' ? 'referral_complete' : rule.kind,
+      points,
+      credits,
+      internalNote: note,
+      externalNote: null,
+      customActionName: null,
+      appliedAt: now,
+      expiresAt,
+      earningRuleId: rule.id,
+    },
+  };
+}
+
+/** Applies the programme to customers just written, in the writer's transaction. */
+export async function customersWritten(trx: DB, shopId: number, writes: readonly CustomerWrite[], now: number, options: { earn?: boolean } = {}): Promise<void> {
+  if (writes.length === 0) return;
+  const created = writes.filter((w) => w.created);
+  if (created.length > 0 && options.earn !== false) {
+    const shop = (await getShop(trx, shopId))!;
+    const rule = await enabledRule(trx, shopId, 'signup');
+    if (rule !== undefined) {
+      const emails = new Map<number, string | null>();
+      for (let i = 0; i < created.length; i += 500) {
+        const rows = await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', created.slice(i, i + 500).map((w) => w.remoteId)).execute();
+        for (const row of rows) emails.set(Number(row.remote_id), row.email);
+      }
+      const postings = created.flatMap((w) => ruleGrant(rule, { remoteId: w.remoteId, email: emails.get(w.remoteId) ?? null }, now, defaultExpiry(shop, now), 'Signup') ?? []);
+      if (postings.length > 0) await postEvents(trx, shopId, postings, now);
+    }
+    // Orders paid before their customer was synced earn now.
+    for (let i = 0; i < created.length; i += 500) {
+      const { rows } = await sql<{ remote_id: number }>`select remote_id from orders where shop_id = ${shopId} and earned_at is null
+        and customer_remote_id in (${sql.join(created.slice(i, i + 500).map((w) => w.remoteId))})`.execute(trx);
+      if (rows.length > 0) await settleOrders(trx, shopId, rows.map((r) => Number(r.remote_id)), now);
+    }
+  }
+  // The next birthday grant: scheduled when a birthday is set or changed, cleared when removed.
+  const changed = writes.filter((w) => w.birthdayBefore !== w.birthday);
+  if (changed.length === 0) return;
+  const granted = new Map<number, number | null>();
+  const ids = changed.filter((w) => !w.created).map((w) => w.remoteId);
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await trx.selectFrom('customers').select(['remote_id', 'birthday_granted_year']).where('shop_id', '=', shopId).where('remote_id', 'in', ids.slice(i, i + 500)).execute();
+    for (const row of rows) granted.set(Number(row.remote_id), row.birthday_granted_year === null || row.birthday_granted_year === undefined ? null : Number(row.birthday_granted_year));
+  }
+  await updateRows(
+    trx,
+    'customers',
+    ['shop_id', 'remote_id'],
+    changed.map((w) => ({ shop_id: shopId, remote_id: w.remoteId, birthday_next_at: w.birthday === null ? null : nextBirthday(w.birthday, now, granted.get(w.remoteId) ?? null) })),
+  );
+}

@@ -1,0 +1,255 @@
+import { sql } from 'kysely';
+import { DAY_MS } from '../clock.js';
+import { lockedRows, updateRows } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import { lockBalances } from '../ledger/balances.js';
+import { postEvents, type Posting } from '../ledger/post.js';
+import { getShop, type Shop } from '../shops/repository.js';
+import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule } from './rules.js';
+
+// Orders drive the ledger (docs/earning.md, "Orders"). After an order is written, its ledger
+// state is brought to what its financial_status asks, under the order's row lock: it earns
+// once, when first paid (pending until the shop's points_pending_days after placed_at, when
+// the shop has them), and refunds take back a share of what it earned, cumulatively, pending
+// points first, never below zero. Re-sending an order in any order of arrival changes
+// nothing twice: every step compares the order's target with what its ledger state records.
+
+/** Statuses in which the order was paid: it earns, and refunds take back. */
+const PAID = new Set(['paid', 'partially_refunded', 'refunded']);
+
+interface OrderState {
+  remote_id: number;
+  customer_remote_id: number | null;
+  total: number;
+  currency: string;
+  financial_status: string;
+  placed_at: number;
+  total_refunded: number;
+  points_customer_remote_id: number | null;
+  earned_at: number | null;
+  earning_rule_id: number | null;
+  points_earned: number;
+  credits_earned: number;
+  points_reversed: number;
+  credits_reversed: number;
+  points_unrecovered: number;
+  credits_unrecovered: number;
+  points_pending: number;
+  pending_release_at: number | null;
+}
+
+const NUMERIC = [
+  'remote_id',
+  'customer_remote_id',
+  'total',
+  'placed_at',
+  'total_refunded',
+  'points_customer_remote_id',
+  'earned_at',
+  'earning_rule_id',
+  'points_earned',
+  'credits_earned',
+  'points_reversed',
+  'credits_reversed',
+  'points_unrecovered',
+  'credits_unrecovered',
+  'points_pending',
+  'pending_release_at',
+] as const;
+
+function toState(row: Record<string, unknown>): OrderState {
+  const out = { ...row } as Record<string, unknown>;
+  for (const column of NUMERIC) out[column] = row[column] === null ? null : Number(row[column]);
+  return out as unknown as OrderState;
+}
+
+/** The ledger columns of an order, as settle writes them back. */
+const LEDGER_COLUMNS = [
+  'points_customer_remote_id',
+  'earned_at',
+  'earning_rule_id',
+  'points_earned',
+  'credits_earned',
+  'points_reversed',
+  'credits_reversed',
+  'points_unrecovered',
+  'credits_unrecovered',
+  'points_pending',
+  'pending_release_at',
+] as const;
+
+export interface SettleOptions {
+  /** False: orders are stored as they are, and earn nothing (loyalty import --no-earn). */
+  earn?: boolean;
+  /** The VIP multiplier of each customer (1 until tiers exist). */
+  multiplier?: (customerRemoteId: number) => number;
+}
+
+/**
+ * Brings the ledger of these orders of the shop to what their status asks, in the caller's
+ * transaction, after they were written. Returns the points events written.
+ */
+export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly number[], now: number, options: SettleOptions = {}): Promise<number> {
+  if (remoteIds.length === 0) return 0;
+  const shop = (await getShop(trx, shopId))!;
+  const rows: OrderState[] = [];
+  for (let i = 0; i < remoteIds.length; i += 500) {
+    const chunk = remoteIds.slice(i, i + 500);
+    const found = await lockedRows(trx, trx.selectFrom('orders').selectAll().where('shop_id', '=', shopId).where('remote_id', 'in', chunk).orderBy('remote_id')).execute();
+    rows.push(...found.map((row) => toState(row as unknown as Record<string, unknown>)));
+  }
+  const rule = await enabledRule(trx, shopId, 'order');
+  const buyers = [...new Set(rows.map((r) => r.points_customer_remote_id ?? r.customer_remote_id).filter((id): id is number => id !== null))];
+  const known = new Map<number, string | null>();
+  for (let i = 0; i < buyers.length; i += 500) {
+    const found = await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', buyers.slice(i, i + 500)).execute();
+    for (const c of found) known.set(Number(c.remote_id), c.email);
+  }
+  const balances = await lockBalances(trx, shopId, [...known.keys()], now);
+  const available = new Map([...balances].map(([id, b]) => [id, { points: b.points, credits: b.credits }]));
+
+  const postings: Posting[] = [];
+  const changed: OrderState[] = [];
+  const pendingDelta = new Map<number, number>();
+  const addPending = (customer: number, delta: number) => pendingDelta.set(customer, (pendingDelta.get(customer) ?? 0) + delta);
+  for (const order of rows) {
+    const before = JSON.stringify(order);
+    if (order.earned_at === null && options.earn !== false) earn(shop, rule, order, known, now, postings, addPending, available, options);
+    if (order.earned_at !== null && order.points_customer_remote_id !== null) clawBack(shop, order, known, now, postings, addPending, available);
+    if (JSON.stringify(order) !== before) changed.push(order);
+  }
+  if (postings.length > 0) {
+    const posted = await postEvents(trx, shopId, postings, now);
+    // Every clawback was bounded by what the customer had: nothing can fail here.
+    if (posted.failures.length > 0) throw new Error(`order settlement could not post: ${JSON.stringify(posted.failures)}`);
+  }
+  await updateRows(
+    trx,
+    'orders',
+    ['shop_id', 'remote_id'],
+    changed.map((o) => ({ shop_id: shopId, remote_id: o.remote_id, ...Object.fromEntries(LEDGER_COLUMNS.map((c) => [c, o[c]])) })),
+  );
+  await addPendingPoints(trx, shopId, pendingDelta);
+  return postings.length;
+}
+
+/** Changes the customers' pending points (after any posting of the same transaction). */
+export async function addPendingPoints(trx: DB, shopId: number, deltas: ReadonlyMap<number, number>): Promise<void> {
+  for (const [remoteId, delta] of deltas) {
+    if (delta === 0) continue;
+    await sql`update customers set points_pending = points_pending + ${delta} where shop_id = ${shopId} and remote_id = ${remoteId}`.execute(trx);
+  }
+}
+
+type Available = Map<number, { points: number; credits: number }>;
+
+/** The order's first paid status: it earns by the rule (nothing when there is none). */
+function earn(
+  shop: Shop,
+  rule: EarningRule | undefined,
+  order: OrderState,
+  known: Map<number, string | null>,
+  now: number,
+  postings: Posting[],
+  addPending: (customer: number, delta: number) => void,
+  available: Available,
+  options: SettleOptions,
+): void {
+  if (!PAID.has(order.financial_status)) return;
+  const customer = order.customer_remote_id;
+  // First seen refunded: it was paid and refunded in full, which earns nothing in the end, and
+  // a late `paid` must not earn either.
+  if (order.financial_status === 'refunded') {
+    order.earned_at = now;
+    order.points_customer_remote_id = customer;
+    return;
+  }
+  // A guest order earns nothing; an order whose customer is not synced yet waits for them.
+  if (customer === null) {
+    order.earned_at = now;
+    return;
+  }
+  if (!known.has(customer)) return;
+  const earning = orderEarning(rule, order.total, order.currency, options.multiplier?.(customer) ?? 1);
+  order.earned_at = now;
+  order.points_customer_remote_id = customer;
+  order.earning_rule_id = rule?.id ?? null;
+  order.points_earned = earning.points;
+  order.credits_earned = earning.credits;
+  if (earning.points === 0 && earning.credits === 0) return;
+  const releaseAt = shop.points_pending_days > 0 ? order.placed_at + shop.points_pending_days * DAY_MS : null;
+  const pending = releaseAt !== null && releaseAt > now ? earning.points : 0;
+  if (pending > 0) {
+    order.points_pending = pending;
+    order.pending_release_at = releaseAt;
+    addPending(customer, pending);
+  }
+  const points = earning.points - pending;
+  if (points === 0 && earning.credits === 0) return;
+  postings.push(orderPosting(shop, order, customer, known.get(customer) ?? null, now, { source: 'order', points, credits: earning.credits }));
+  const balance = available.get(customer);
+  if (balance) {
+    balance.points += points;
+    balance.credits += earning.credits;
+  }
+}
+
+/** Refunds take back their share of what the order earned: pending points first, never below zero. */
+function clawBack(
+  shop: Shop,
+  order: OrderState,
+  known: Map<number, string | null>,
+  now: number,
+  postings: Posting[],
+  addPending: (customer: number, delta: number) => void,
+  available: Available,
+): void {
+  const customer = order.points_customer_remote_id!;
+  const full = order.financial_status === 'refunded';
+  const refunded = PAID.has(order.financial_status) ? order.total_refunded : 0;
+  let points = refundShare(order.points_earned, order.total, refunded, full) - order.points_reversed - order.points_unrecovered;
+  let credits = refundShare(order.credits_earned, order.total, refunded, full) - order.credits_reversed - order.credits_unrecovered;
+  if (points <= 0 && credits <= 0) return;
+  points = Math.max(0, points);
+  credits = Math.max(0, credits);
+  const fromPending = Math.min(points, order.points_pending);
+  if (fromPending > 0) {
+    order.points_pending -= fromPending;
+    order.points_reversed += fromPending;
+    if (order.points_pending === 0) order.pending_release_at = null;
+    addPending(customer, -fromPending);
+    points -= fromPending;
+  }
+  const balance = available.get(customer) ?? { points: 0, credits: 0 };
+  const takePoints = Math.min(points, Math.max(0, balance.points));
+  const takeCredits = Math.min(credits, Math.max(0, balance.credits));
+  order.points_reversed += takePoints;
+  order.points_unrecovered += points - takePoints;
+  order.credits_reversed += takeCredits;
+  order.credits_unrecovered += credits - takeCredits;
+  balance.points -= takePoints;
+  balance.credits -= takeCredits;
+  if (takePoints > 0 || takeCredits > 0) {
+    postings.push(orderPosting(shop, order, customer, known.get(customer) ?? null, now, { source: 'refund', points: -takePoints, credits: -takeCredits }));
+  }
+}
+
+function orderPosting(shop: Shop, order: OrderState, customer: number, email: string | null, now: number, what: { source: 'order' | 'refund'; points: number; credits: number }): Posting {
+  const grant = what.source === 'order';
+  return {
+    customer: { remoteId: customer, email },
+    entry: {
+      source: what.source,
+      points: what.points,
+      credits: what.credits,
+      internalNote: grant ? `Earned by order ${order.remote_id}` : `Refund of order ${order.remote_id}`,
+      externalNote: null,
+      customActionName: null,
+      appliedAt: now,
+      expiresAt: grant ? defaultExpiry(shop, now) : null,
+      earningRuleId: order.earning_rule_id,
+      orderRemoteId: order.remote_id,
+      clawback: !grant,
+    },
+  };
+}
