@@ -56,7 +56,7 @@ async function runDialect(dialect: Dialect): Promise<void> {
 
       const customer = `math.random(1, ${CUSTOMERS})`;
       const measure = (path: string, body: string) =>
-        wrk(server.url, token, `"/merchant_api/v1/${path}"`, SECONDS, CONNECTIONS, { warmupSeconds: WARMUP_SECONDS, pid: server.child.pid, postBodyExpr: body });
+        wrk(server.url, token, `"/merchant_api/v1/${path}"`, SECONDS, CONNECTIONS, { warmupSeconds: WARMUP_SECONDS, pid: server.child.pid, body: { method: 'POST', expr: body } });
       const runs: [string, WrkResult][] = [];
       runs.push(['deduction (POST /points_events)', await measure('points_events', `'{"customer_identifier":"' .. ${customer} .. '","source":"manual","points_amount":-10}'`)]);
       runs.push(['redemption, generated code', await measure('redemptions', `'{"reward_id":${generated.id},"customer_identifier":"' .. ${customer} .. '"}'`)]);

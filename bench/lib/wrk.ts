@@ -21,8 +21,8 @@ export interface WrkOptions {
   warmupSeconds?: number;
   /** The server's process, to report its CPU time per request (steadier than req/s on a busy machine). */
   pid?: number;
-  /** POST each request with the JSON body made by this Lua expression (default: GET, no body). */
-  postBodyExpr?: string;
+  /** Send each request with this method and the JSON body made by this Lua expression (default: GET, no body). */
+  body?: { method: 'POST' | 'PUT'; expr: string };
 }
 
 /** CPU time of a process so far, in µs (Linux /proc; null elsewhere). */
@@ -44,7 +44,7 @@ export function wrkAvailable(): boolean {
 /**
  * Runs wrk for `seconds` at `connections` (after a warm-up run when asked), each request's
  * path made by the Lua expression `pathExpr` (math.random is seeded per thread), and its JSON
- * body, for a POST, by `options.postBodyExpr`.
+ * body, for a POST or PUT, by `options.body`.
  */
 export async function wrk(url: string, token: string | null, pathExpr: string, seconds: number, connections: number, options: WrkOptions = {}): Promise<WrkResult> {
   const script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wrk-')), 'paths.lua');
@@ -55,8 +55,8 @@ export async function wrk(url: string, token: string | null, pathExpr: string, s
       'function setup(thread) counter = counter + 1; thread:set("seed", counter) end',
       'function init(args) math.randomseed(os.time() + seed * 7919) end',
       ...(token ? [`wrk.headers["Authorization"] = "Bearer ${token}"`] : []),
-      ...(options.postBodyExpr
-        ? ['wrk.headers["Content-Type"] = "application/json"', `request = function() return wrk.format("POST", ${pathExpr}, nil, ${options.postBodyExpr}) end`]
+      ...(options.body
+        ? ['wrk.headers["Content-Type"] = "application/json"', `request = function() return wrk.format("${options.body.method}", ${pathExpr}, nil, ${options.body.expr}) end`]
         : [`request = function() return wrk.format("GET", ${pathExpr}) end`]),
       'done = function(summary, latency, requests)',
       '  io.write(string.format("P50 %d\\nP99 %d\\nREQUESTS %d\\n", latency:percentile(50), latency:percentile(99), summary.requests))',
