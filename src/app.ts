@@ -20,6 +20,7 @@ import { registerRecordRoutes } from './records/routes.js';
 import { registerLedgerRoutes } from './ledger/routes.js';
 import { registerEarningRoutes } from './earning/routes.js';
 import { registerRedemptionRoutes } from './redemptions/routes.js';
+import { registerReferralRoutes } from './referrals/routes.js';
 import { registerShopRoutes } from './shops/routes.js';
 import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
@@ -116,6 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerLedgerRoutes(api);
       registerRedemptionRoutes(api);
       registerEarningRoutes(api);
+      registerReferralRoutes(api);
       registerWebhookRoutes(api);
     },
     { prefix: API_PREFIX },

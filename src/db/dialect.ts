@@ -44,6 +44,14 @@ export async function tryTransactionLock(trx: DB, name: string): Promise<boolean
 }
 
 /**
+ * Takes a named lock until the transaction ends, waiting for it. On PostgreSQL an advisory
+ * lock; SQLite write transactions are already serialised.
+ */
+export async function transactionLock(trx: DB, name: string): Promise<void> {
+  if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${lockKey(name).toString()}::bigint)`.execute(trx);
+}
+
+/**
  * Hands out `count` new ids for a table, ascending. On PostgreSQL they come from the table's
  * identity sequence under a per-shop transaction lock, so within a shop ids become visible in
  * the order they were handed out and a since_id cursor never skips a row that commits late.
@@ -52,7 +60,7 @@ export async function tryTransactionLock(trx: DB, name: string): Promise<boolean
 export async function allocateIds(trx: DB, shopId: number, table: string, count: number): Promise<number[]> {
   if (count <= 0) return [];
   if (isPostgres(trx)) {
-    await sql`select pg_advisory_xact_lock(${lockKey(`ids:${shopId}:${table}`).toString()}::bigint)`.execute(trx);
+    await transactionLock(trx, `ids:${shopId}:${table}`);
     // The sequence is looked up once (offset 0 keeps the planner from inlining it per row).
     const { rows } = await sql<{ id: number }>`select nextval(s.seq) as id from (select pg_get_serial_sequence(${table}, 'id')::regclass as seq offset 0) s, generate_series(1, ${count})`.execute(trx);
     return rows.map((r) => Number(r.id)).sort((a, b) => a - b);

@@ -51,6 +51,8 @@ export interface CustomersTable {
   birthday_next_at?: number | null;
   /** The calendar year of the last birthday grant. */
   birthday_granted_year?: number | null;
+  /** The code friends are referred with; unique in the shop, set when the customer is created. */
+  referral_code?: string | null;
   created_at: number;
   updated_at: number;
   // Stored balances (docs/ledger.md): changed only by the ledger, in each event's transaction.
@@ -234,7 +236,15 @@ export interface ReferralsTable extends Timestamps {
   id: number;
   referrer_remote_id: number;
   referred_email: string;
+  /** The e-mail as referrals compare it (referrals/email.ts). */
+  referred_email_key: string | null;
   status: string;
+  /** The referrer's code, when the referral was made with it. */
+  referral_code: string | null;
+  /** The friend's customer, once completed. */
+  referred_remote_id: number | null;
+  completed_at: number | null;
+  cancelled_at: number | null;
 }
 
 export interface WebhooksTable extends Timestamps {

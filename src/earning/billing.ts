@@ -1,8 +1,7 @@
 import type { DB } from '../db/tables.js';
 import { postEvents } from '../ledger/post.js';
 import { getShop } from '../shops/repository.js';
-import { ruleGrant } from './customers.js';
-import { defaultExpiry, enabledRule } from './rules.js';
+import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
 
 // A succeeded subscription billing attempt earns the subscription_billing rule for the
 // contract's customer, once: attempts are created, never changed.

@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
+import { generateCode } from '../core/codes.js';
 import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
-import { postEvents, type Posting } from '../ledger/post.js';
+import { postEvents } from '../ledger/post.js';
 import { getShop } from '../shops/repository.js';
 import { nextBirthday } from './birthday.js';
 import { settleOrders } from './orders.js';
-import { defaultExpiry, enabledRule, flatEarning, type EarningRule } from './rules.js';
+import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
 
 // What a customer write does to the programme (docs/earning.md): a new customer earns the
 // signup rule once, and their orders that were paid before they were synced earn now; a
@@ -19,30 +20,33 @@ export interface CustomerWrite {
   birthday: string | null;
 }
 
-/** A grant of a flat rule (signup, birthday, subscription billing, referral) to one customer. */
-export function ruleGrant(rule: EarningRule, customer: { remoteId: number; email: string | null }, now: number, expiresAt: number | null, note: string): Posting | null {
-  const { points, credits } = flatEarning(rule);
-  if (points === 0 && credits === 0) return null;
-  return {
-    customer,
-    entry: {
-      source: rule.kind === 'referral_referrer' || rule.kind === 'referral_friend' ? 'referral_complete' : rule.kind,
-      points,
-      credits,
-      internalNote: note,
-      externalNote: null,
-      customActionName: null,
-      appliedAt: now,
-      expiresAt,
-      earningRuleId: rule.id,
-    },
-  };
+/** Gives new customers their referral codes, unique in the shop (a clash is drawn again). */
+async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly number[]): Promise<void> {
+  for (let i = 0; i < remoteIds.length; i += 500) {
+    const ids = remoteIds.slice(i, i + 500);
+    const codes = new Map(ids.map((id) => [id, generateCode()]));
+    for (;;) {
+      const taken = await trx.selectFrom('customers').select('referral_code').where('shop_id', '=', shopId).where('referral_code', 'in', [...codes.values()]).execute();
+      const clashes = new Set(taken.map((row) => row.referral_code));
+      const seen = new Set<string>();
+      let redrawn = false;
+      for (const [id, code] of codes) {
+        if (clashes.has(code) || seen.has(code)) {
+          codes.set(id, generateCode());
+          redrawn = true;
+        } else seen.add(code);
+      }
+      if (!redrawn) break;
+    }
+    await updateRows(trx, 'customers', ['shop_id', 'remote_id'], [...codes].map(([id, code]) => ({ shop_id: shopId, remote_id: id, referral_code: code })));
+  }
 }
 
 /** Applies the programme to customers just written, in the writer's transaction. */
 export async function customersWritten(trx: DB, shopId: number, writes: readonly CustomerWrite[], now: number, options: { earn?: boolean } = {}): Promise<void> {
   if (writes.length === 0) return;
   const created = writes.filter((w) => w.created);
+  if (created.length > 0) await assignReferralCodes(trx, shopId, created.map((w) => w.remoteId));
   if (created.length > 0 && options.earn !== false) {
     const shop = (await getShop(trx, shopId))!;
     const rule = await enabledRule(trx, shopId, 'signup');

@@ -3,9 +3,8 @@ import type { DB } from '../db/tables.js';
 import { postEvents, type Posting } from '../ledger/post.js';
 import { getShop } from '../shops/repository.js';
 import { birthdayIn, CATCH_UP_MS, nextBirthday } from './birthday.js';
-import { ruleGrant } from './customers.js';
 import { addPendingPoints } from './orders.js';
-import { defaultExpiry, enabledRule } from './rules.js';
+import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
 
 // The programme's background work, in bounded transactions (at most ROWS rows each, so that
 // on SQLite no transaction holds the writer for more than a few milliseconds), safe to run in

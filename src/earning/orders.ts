@@ -4,6 +4,7 @@ import { lockedRows, updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { lockBalances } from '../ledger/balances.js';
 import { postEvents, type Posting } from '../ledger/post.js';
+import { completeReferralsOf } from '../referrals/service.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule } from './rules.js';
 
@@ -110,11 +111,17 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
 
   const postings: Posting[] = [];
   const changed: OrderState[] = [];
+  // Customers whose order just earned: a first paid order completes their pending referral.
+  const paidBy = new Map<number, { remoteId: number; email: string | null }>();
   const pendingDelta = new Map<number, number>();
   const addPending = (customer: number, delta: number) => pendingDelta.set(customer, (pendingDelta.get(customer) ?? 0) + delta);
   for (const order of rows) {
     const before = JSON.stringify(order);
-    if (order.earned_at === null && options.earn !== false) earn(shop, rule, order, known, now, postings, addPending, available, options);
+    if (order.earned_at === null && options.earn !== false) {
+      earn(shop, rule, order, known, now, postings, addPending, available, options);
+      const buyer = order.points_customer_remote_id;
+      if (order.earned_at !== null && buyer !== null && order.financial_status !== 'refunded') paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
+    }
     if (order.earned_at !== null && order.points_customer_remote_id !== null) clawBack(shop, order, known, now, postings, addPending, available);
     if (JSON.stringify(order) !== before) changed.push(order);
   }
@@ -130,6 +137,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
     changed.map((o) => ({ shop_id: shopId, remote_id: o.remote_id, ...Object.fromEntries(LEDGER_COLUMNS.map((c) => [c, o[c]])) })),
   );
   await addPendingPoints(trx, shopId, pendingDelta);
+  await completeReferralsOf(trx, shopId, [...paidBy.values()], now);
   return postings.length;
 }
 

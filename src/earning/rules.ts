@@ -1,6 +1,7 @@
 import { DAY_MS } from '../clock.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, EarningRuleKind, EarningRulesTable } from '../db/tables.js';
+import type { Posting } from '../ledger/post.js';
 
 // What the shop's earning rules grant (docs/earning.md). The arithmetic is pure; the one
 // query finds the enabled rule of a kind.
@@ -78,4 +79,24 @@ export function refundShare(earned: number, total: number, refunded: number, ful
 /** When what a grant at `appliedAt` gives expires under the shop's settings; null for never. */
 export function defaultExpiry(shop: { points_expiry_days: number | null }, appliedAt: number): number | null {
   return shop.points_expiry_days === null ? null : appliedAt + shop.points_expiry_days * DAY_MS;
+}
+
+/** A grant of a flat rule (signup, birthday, subscription billing, referral) to one customer. */
+export function ruleGrant(rule: EarningRule, customer: { remoteId: number; email: string | null }, now: number, expiresAt: number | null, note: string): Posting | null {
+  const { points, credits } = flatEarning(rule);
+  if (points === 0 && credits === 0) return null;
+  return {
+    customer,
+    entry: {
+      source: rule.kind === 'referral_referrer' || rule.kind === 'referral_friend' ? 'referral_complete' : rule.kind,
+      points,
+      credits,
+      internalNote: note,
+      externalNote: null,
+      customActionName: null,
+      appliedAt: now,
+      expiresAt,
+      earningRuleId: rule.id,
+    },
+  };
 }

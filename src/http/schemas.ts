@@ -28,6 +28,10 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   reward_out_of_codes: 'Reward 12 has no unused codes left; upload more with POST /rewards/12/codes',
   redemption_not_voidable: 'Redemption 31 was used; only an issued redemption can be voided',
   redemption_not_usable: 'Redemption 31 was voided; only an issued redemption can be marked used',
+  self_referral: 'The friend\'s e-mail is the referrer\'s own; a customer cannot refer themselves',
+  already_customer: 'grace@example.com already has a paid order; only new customers can be referred',
+  already_referred: 'grace@example.com already has a pending referral (18); a friend is referred once',
+  referral_not_pending: 'Referral 18 is completed; only a pending referral can be completed or cancelled',
   idempotency_key_mismatch: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
   rate_limited: 'Rate limit of 6000 requests per 60 seconds exceeded; retry after the time in Retry-After',
   internal_error: 'Something went wrong on our side; the request ID identifies it in our logs',
@@ -98,6 +102,10 @@ const ROUTE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'reward_out_of_codes',
   'redemption_not_voidable',
   'redemption_not_usable',
+  'self_referral',
+  'already_customer',
+  'already_referred',
+  'referral_not_pending',
 ]);
 
 /** A documented error response: the shared Error schema, an example of each code the status carries. */

@@ -20,6 +20,8 @@ interface Common {
   default?: string | number | boolean | 'now';
   /** Must name an existing record of the shop (resource path → its ID column). */
   references?: { table: string; column: string; code: string; message: string };
+  /** Shown, never written by a request: set by the programme (a customer's referral_code, a referral's status). */
+  readOnly?: boolean;
 }
 
 export type Field = Common &

@@ -16,9 +16,11 @@ export type Row = Record<string, unknown>;
  * How a resource is written:
  * - upsert: synced from the commerce platform, `PUT /{path}/{remote_id}`;
  * - create: `POST /{path}` only (an append-only log such as billing attempts);
- * - crud: native records, `POST /{path}`, `PATCH /{path}/{id}`, `DELETE /{path}/{id}`.
+ * - crud: native records, `POST /{path}`, `PATCH /{path}/{id}`, `DELETE /{path}/{id}`;
+ * - programme: native records the programme writes through routes of its own (referrals:
+ *   POST /referrals and its complete and cancel); the generic routes only read them.
  */
-export type WriteMode = 'upsert' | 'create' | 'crud';
+export type WriteMode = 'upsert' | 'create' | 'crud' | 'programme';
 
 export interface Resource {
   /** The table; also the resource's name in the CLI (`loyalty import orders …`). */
@@ -80,7 +82,7 @@ const derived = new WeakMap<Resource, Derived>();
 const entries = (r: Resource) => Object.entries(r.fields);
 
 function example(r: Resource): Row {
-  return Object.fromEntries(entries(r).filter(([, f]) => f.kind !== 'secret' && (f.required || f.example !== undefined)).map(([n, f]) => [n, f.example]));
+  return Object.fromEntries(entries(r).filter(([, f]) => f.kind !== 'secret' && !f.readOnly && (f.required || f.example !== undefined)).map(([n, f]) => [n, f.example]));
 }
 
 /** The schemas and lookups that follow from a description, built once. */
@@ -99,7 +101,7 @@ export function derive(r: Resource): Derived {
     updated_at: Type.String({ format: 'date-time', description: 'When this record last changed here' }),
   };
   const recordProps = { [r.id]: idSchema, ...shown, ...(r.computed?.schema ?? {}), ...times };
-  const writable = entries(r).filter(([, f]) => f.kind !== 'secret');
+  const writable = entries(r).filter(([, f]) => f.kind !== 'secret' && !f.readOnly);
   const input = Type.Object(
     Object.fromEntries(writable.map(([n, f]) => [n, f.required ? inputSchema(n, f) : Type.Optional(inputSchema(n, f))])),
     { additionalProperties: false, examples: [example(r)] },
@@ -187,6 +189,11 @@ export async function recordsJson(db: DB, shopId: number, r: Resource, rows: Row
 export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | 'patch', now: number): Row {
   const out: Row = {};
   for (const [name, field] of fieldLists(r).shown) {
+    // Read-only fields are the programme's: a create gives them their default, nothing clears them.
+    if (field.readOnly) {
+      if (mode === 'create' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
+      continue;
+    }
     if (name in body) out[name] = toColumn(field, body[name]);
     // A PUT replaces the record: what it leaves out is cleared, to its default when it has one.
     else if (mode !== 'patch' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);

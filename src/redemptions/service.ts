@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { DAY_MS } from '../clock.js';
+import { generateCode } from '../core/codes.js';
 import { allocateIds, insertRows, isPostgres, isUniqueViolation, lockedRows } from '../db/dialect.js';
 import type { DB, RedemptionsTable, RewardCodesTable } from '../db/tables.js';
 import { findCustomer } from '../customers/repository.js';
@@ -17,25 +17,6 @@ import type { CodePool, Redemption } from './schemas.js';
 // transaction: the reward and the customer are checked, a reward_redemption event consumes
 // lots first-expiring first, and a code is issued, from the reward's uploaded pool or
 // generated. Voiding gives the points back into the very lots they came from.
-
-/** Unambiguous characters: no 0/O, 1/I/L. */
-const CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
-const CODE_LENGTH = 12;
-
-/** `prefix` and 12 random characters of CODE_ALPHABET, uniformly drawn. */
-export function generateCode(prefix: string | null): string {
-  let code = prefix ?? '';
-  // Bytes at or above the largest multiple of the alphabet's size are drawn again (no bias).
-  const limit = 256 - (256 % CODE_ALPHABET.length);
-  while (code.length < (prefix?.length ?? 0) + CODE_LENGTH) {
-    for (const byte of randomBytes(CODE_LENGTH * 2)) {
-      if (byte >= limit) continue;
-      code += CODE_ALPHABET[byte % CODE_ALPHABET.length];
-      if (code.length === (prefix?.length ?? 0) + CODE_LENGTH) break;
-    }
-  }
-  return code;
-}
 
 interface RewardRow {
   id: number;

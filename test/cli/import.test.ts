@@ -67,6 +67,7 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       last_name: 'Lovelace',
       phone: '+44 20 7946 0958',
       birthday: '1815-12-10',
+      referral_code: expect.stringMatching(/^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{12}$/),
       points_balance: 0,
       credits_balance: 0,
       points_pending: 0,

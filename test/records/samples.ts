@@ -13,7 +13,7 @@ export function sample(r: Resource, i: number): Row {
   if (r.table === 'earning_rules') return earningRuleSample(i);
   const body: Row = {};
   for (const [name, field] of Object.entries(r.fields)) {
-    if (field.kind === 'secret') continue;
+    if (field.kind === 'secret' || field.readOnly) continue;
     if (field.references) {
       body[name] = REFERENCED_ID;
       continue;

@@ -118,12 +118,14 @@ describe(`webhook outbox (${TEST_DIALECT})`, () => {
     expect(pending.statusCode).toBe(201);
     expect(await storedDeliveries(t, s.shop.id)).toEqual([]);
     const id = pending.json().data.id;
-    const completed = await t.request('PATCH', `${API}/referrals/${id}`, { token: s.token, body: { status: 'completed' } });
+    // Completed by hand here (a friend's first paid order does it by itself: test/earning/referrals.test.ts).
+    const completed = await t.request('POST', `${API}/referrals/${id}/complete`, { token: s.token });
     expect(completed.statusCode).toBe(200);
-    const again = await t.request('PATCH', `${API}/referrals/${id}`, { token: s.token, body: { referred_email: 'other@example.com' } });
-    expect(again.statusCode).toBe(200);
-    const direct = await t.request('POST', `${API}/referrals`, { token: s.token, body: { referrer_remote_id: 2, referred_email: 'b@example.com', status: 'completed' } });
-    expect(direct.statusCode).toBe(201);
+    const again = await t.request('POST', `${API}/referrals/${id}/complete`, { token: s.token });
+    expect(again.statusCode).toBe(409);
+    const other = await t.request('POST', `${API}/referrals`, { token: s.token, body: { referrer_remote_id: 2, referred_email: 'b@example.com' } });
+    const direct = await t.request('POST', `${API}/referrals/${other.json().data.id}/complete`, { token: s.token });
+    expect(direct.statusCode).toBe(200);
     const rows = await storedDeliveries(t, s.shop.id);
     expect(rows.map((r) => r.body.data)).toEqual([completed.json().data, direct.json().data]);
     expect(rows.every((r) => r.topic === 'referral.completed')).toBe(true);

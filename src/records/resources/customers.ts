@@ -19,7 +19,11 @@ export const customers: Resource = {
     first_name: text('First name', 'Ada', 255, { nullable: true }),
     last_name: text('Last name', 'Lovelace', 255, { nullable: true }),
     phone: text('Phone number', '+44 20 7946 0958', 64, { nullable: true }),
-    birthday: text('Date of birth', '1815-12-10', 10, { format: 'date', nullable: true }),
+    birthday: text('Date of birth; the birthday earning rule grants on it once a calendar year (UTC)', '1815-12-10', 10, { format: 'date', nullable: true }),
+    referral_code: text('The code friends are referred with (POST /referrals); set when the customer is created, unique in the shop', 'K7QM2XH4RTCP', 12, {
+      nullable: true,
+      readOnly: true,
+    }),
   },
   // Balances are stored on the customer by the ledger (docs/ledger.md): read with the row, in
   // the same snapshot, and corrected through the lots' index only when something expired since.

@@ -1,0 +1,121 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { parseRemoteId } from '../core/ids.js';
+import { showError } from '../core/validation.js';
+import { notFound, validationError } from '../errors.js';
+import { runWrite } from '../http/idempotency.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { attachedErrors, isJsonObject } from '../http/validation.js';
+import type { DB } from '../db/tables.js';
+import { derive } from '../records/resource.js';
+import { referrals } from '../records/resources/referrals.js';
+import { cancelReferral, completeReferral, createReferral } from './service.js';
+
+const TAGS = ['Referrals'];
+
+const ReferralInput = Type.Object(
+  {
+    referrer_remote_id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The referring customer\'s remote_id (or give referral_code)', examples: [7012345678] })),
+    referral_code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The referring customer\'s referral_code (or give referrer_remote_id)', examples: ['K7QM2XH4RTCP'] })),
+    referred_email: Type.String({ minLength: 1, maxLength: 254, format: 'email', description: 'E-mail address of the invited friend', examples: ['grace@example.com'] }),
+  },
+  { additionalProperties: false, examples: [{ referral_code: 'K7QM2XH4RTCP', referred_email: 'grace@example.com' }] },
+);
+const IdParams = Type.Object({ id: Type.String({ description: 'The referral\'s id', examples: ['18'] }) });
+const NoBody = Type.Object({}, { additionalProperties: false, description: 'No fields; the body may be left out' });
+const optionalBody = async (request: FastifyRequest) => {
+  if (request.body === undefined || request.body === null) request.body = {};
+};
+
+async function customerExists(db: DB, shopId: number, remoteId: number): Promise<boolean> {
+  return (await db.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '=', remoteId).executeTakeFirst()) !== undefined;
+}
+
+function pathId(text: string): number {
+  const id = parseRemoteId(text);
+  if (id === null) throw notFound('referral', text);
+  return id;
+}
+
+/** POST /referrals, and completing or cancelling one (reads are the generic record routes). */
+export function registerReferralRoutes(server: FastifyInstance): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  const Referral = derive(referrals).record;
+
+  app.post(
+    '/referrals',
+    {
+      // The body's errors and an unknown referrer are reported in one 422.
+      attachValidation: true,
+      schema: {
+        tags: TAGS,
+        summary: 'Create a referral',
+        description:
+          'A customer, named by `referrer_remote_id` or `referral_code`, refers a friend\'s e-mail. Refused: the friend is the referrer (422 `self_referral`: ' +
+          'e-mails compared case-insensitively, dots and +tags of Gmail addresses ignored), the friend already has a paid order (422 `already_customer`), ' +
+          'or the e-mail already has a pending or completed referral (422 `already_referred`). It completes on the friend\'s first paid order.',
+        body: ReferralInput,
+        response: {
+          201: DataEnvelope(Referral),
+          ...errorResponses('write', { 422: 'Unknown referrer, self referral, already a customer, already referred, or invalid fields' }, ['self_referral', 'already_customer', 'already_referred']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const errors = attachedErrors(request).map((e) => showError(e));
+      const body = (isJsonObject(request.body) ? request.body : {}) as Partial<Static<typeof ReferralInput>>;
+      const { referrer_remote_id, referral_code, referred_email } = body;
+      const failed = new Set(errors.map((e) => e.param));
+      if (!failed.has('referrer_remote_id') && !failed.has('referral_code') && (referrer_remote_id === undefined) === (referral_code === undefined)) {
+        errors.push({ param: 'referrer_remote_id', code: 'missing', message: 'give exactly one of referrer_remote_id and referral_code' });
+      }
+      if (errors.length > 0) {
+        if (typeof referrer_remote_id === 'number' && !failed.has('referrer_remote_id') && !(await customerExists(app.db, request.shop.id, referrer_remote_id))) {
+          errors.push({ param: 'referrer_remote_id', code: 'customer_not_found', message: 'No customer of this shop has this remote_id' });
+        }
+        throw validationError(errors.sort((a, b) => a.param.localeCompare(b.param)));
+      }
+      return runWrite(request, reply, async (trx) => {
+        const data = await createReferral(trx, request.shop.id, { referrerRemoteId: referrer_remote_id, referralCode: referral_code, referredEmail: referred_email! }, app.clock());
+        return { status: 201, body: { data } };
+      });
+    },
+  );
+
+  const transitions = [
+    {
+      path: '/referrals/:id/complete',
+      summary: 'Complete a referral',
+      description: 'Completes a pending referral by hand (the friend\'s first paid order does it by itself): the referral earning rules reward the referrer and, when the friend is a customer, the friend; sends `referral.completed`.',
+      run: completeReferral,
+    },
+    { path: '/referrals/:id/cancel', summary: 'Cancel a referral', description: 'Cancels a pending referral; the friend may then be referred again.', run: cancelReferral },
+  ];
+  for (const t of transitions) {
+    app.post(
+      t.path,
+      {
+        preValidation: optionalBody,
+        schema: {
+          tags: TAGS,
+          summary: t.summary,
+          description: `${t.description} Only a pending referral (409 \`referral_not_pending\`).`,
+          params: IdParams,
+          body: NoBody,
+          response: {
+            200: DataEnvelope(Referral),
+            ...errorResponses('write', { 404: 'No such referral in this shop', 409: 'Not pending, or a request with this Idempotency-Key is still running' }, ['referral_not_pending']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { id } = request.params;
+        return runWrite(request, reply, async (trx) => {
+          const data = await t.run(trx, request.shop.id, pathId(id), app.clock());
+          return { status: 200, body: { data } };
+        });
+      },
+    );
+  }
+}
