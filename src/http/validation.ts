@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { ErrorDetail } from '../errors.js';
+import { bounded } from './body-limits.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -38,7 +39,7 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
   if (httpPart !== 'body') return () => true;
   let validate = validatorCache.get(schema);
   if (validate === undefined) {
-    validate = ajv.compile(schema);
+    validate = bounded(schema, ajv.compile(schema));
     validatorCache.set(schema, validate);
   }
   return validate;
@@ -46,7 +47,7 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
 
 /** Compiles a schema for validating values outside a route body (e.g. one batch element). */
 export function compileValidator(schema: object): ValidateFunction {
-  return ajv.compile(schema);
+  return bounded(schema, ajv.compile(schema));
 }
 
 /** `/points_events/3/points_amount` → `points_events[3].points_amount`. */
