@@ -1,6 +1,7 @@
 import { history } from './history.js';
 import { ledger } from './ledger.js';
 import { lists } from './lists.js';
+import { overload } from './overload.js';
 
 export interface Benchmark {
   description: string;
@@ -8,4 +9,4 @@ export interface Benchmark {
 }
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = { history, ledger, lists };
+export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, overload };
