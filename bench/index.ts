@@ -2,6 +2,7 @@ import { history } from './history.js';
 import { ledger } from './ledger.js';
 import { lists } from './lists.js';
 import { orders } from './orders.js';
+import { overload } from './overload.js';
 import { redemptions } from './redemptions.js';
 
 export interface Benchmark {
@@ -10,4 +11,4 @@ export interface Benchmark {
 }
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, redemptions };
+export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions };

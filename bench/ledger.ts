@@ -1,10 +1,9 @@
 import { connect, type Database } from '../src/db/connect.js';
 import { transaction } from '../src/db/dialect.js';
-import { migrateToLatest } from '../src/db/migrator.js';
 import type { PointsEventsTable } from '../src/db/tables.js';
-import { createShop, createToken } from '../src/shops/repository.js';
+import { createShop } from '../src/shops/repository.js';
 import type { Benchmark } from './index.js';
-import { scratchDatabase, seedCustomers } from './lib/scratch.js';
+import { benchShop, scratchDatabase } from './lib/scratch.js';
 import { mb, startServer } from './lib/server.js';
 
 // `npm run bench -- ledger [sqlite|postgres]`: batches of 1000 grants over 10,000 customers
@@ -94,11 +93,8 @@ async function runDialect(dialect: Dialect): Promise<void> {
   const scratch = await scratchDatabase(dialect, 'ledger');
   const database = connect(scratch.url);
   try {
-    await migrateToLatest(database.db);
     const now = Date.now();
-    const shop = await createShop(database.db, { name: 'Bench shop' }, now);
-    const { token } = await createToken(database.db, shop.id, 'bench', now);
-    await seedCustomers(database, shop.id, CUSTOMERS, now);
+    const { token } = await benchShop(database, CUSTOMERS, now);
     const bodies = Array.from({ length: WARMUP_BATCHES + batches }, (_, b) => batchBody(b));
     const mixedBodies = Array.from({ length: batches }, (_, b) => batchBody(WARMUP_BATCHES + batches + b, true));
 

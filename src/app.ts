@@ -8,12 +8,13 @@ import type { Database } from './db/connect.js';
 import type { DB } from './db/tables.js';
 import { registerAuth } from './http/auth.js';
 import { replayKnownKey } from './http/idempotency.js';
-import { frameworkError, registerErrorHandling } from './http/error-handler.js';
+import { clientErrorHandler, frameworkError, registerErrorHandling } from './http/error-handler.js';
 import { registerHealth } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
 import { registerMetrics } from './http/metrics.js';
 import { API_PREFIX, registerOpenApi } from './http/openapi.js';
-import { registerLoadShedding, registerRateLimit } from './http/protection.js';
+import { registerLoadShedding } from './http/overload.js';
+import { registerRateLimit } from './http/protection.js';
 import { PAGINATION_SCHEMAS } from './http/pagination.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRecordRoutes } from './records/routes.js';
@@ -77,7 +78,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
     frameworkErrors: frameworkError,
+    // Slow or stalled clients are cut off (408); Node checks its timeouts every
+    // connectionsCheckingInterval, so that is kept well below the shortest of them.
+    requestTimeout: config.timeouts.requestMs,
+    keepAliveTimeout: config.timeouts.keepAliveMs,
+    http: {
+      headersTimeout: config.timeouts.headersMs,
+      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(config.timeouts.headersMs / 4))),
+    },
+    clientErrorHandler: clientErrorHandler(requestId),
   });
+  // Connections beyond the cap are closed as they arrive.
+  app.server.maxConnections = config.maxConnections;
 
   app.decorate('config', config);
   app.decorate('database', deps.database);
@@ -94,17 +106,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
-    // Nothing to build when info lines are not written (LOG_LEVEL=warn and above).
-    if (!(request.log as PinoLogger).isLevelEnabled('info')) return;
+    // Nothing to build when info lines are not written (LOG_LEVEL=warn and above); shed
+    // requests are counted, not logged one by one (http/overload.ts).
+    if (request.shed || !(request.log as PinoLogger).isLevelEnabled('info')) return;
     request.log.info(
       { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
       'request completed',
     );
   });
 
-  await registerLoadShedding(app, config);
+  registerLoadShedding(app, config, registerMetrics(app));
   await registerOpenApi(app);
-  registerMetrics(app);
   registerHealth(app);
 
   await app.register(

@@ -16,8 +16,30 @@ export interface Config {
     readonly redisUrl: string | null;
   };
   readonly loadShedding: {
+    /** Shed while the event loop lags more than this (0: never on lag). */
     readonly maxEventLoopDelayMs: number;
     readonly retryAfterSeconds: number;
+    /** Requests being handled at once; more are shed. */
+    readonly maxRequestsInFlight: number;
+    /** Declared body bytes of the requests being handled at once; more are shed. */
+    readonly maxBodyBytesInFlight: number;
+    /** Longest wait for a database connection: new requests are shed once the oldest waiter has waited half of it, and a waiter that reaches it gives up with 503. */
+    readonly maxQueueWaitMs: number;
+  };
+  readonly timeouts: {
+    /** To receive a request's headers. */
+    readonly headersMs: number;
+    /** To receive a whole request, headers and body. */
+    readonly requestMs: number;
+    /** An idle keep-alive connection is closed after this. */
+    readonly keepAliveMs: number;
+  };
+  /** Open connections; a connection beyond it is closed at once. */
+  readonly maxConnections: number;
+  /** Failed authentications (unknown or revoked tokens) per client address and window, before 429. */
+  readonly authFailures: {
+    readonly max: number;
+    readonly windowMs: number;
   };
   readonly idempotencyTtlHours: number;
   readonly expirySweepIntervalMs: number;
@@ -62,6 +84,13 @@ function str(env: Env, name: string): string | null {
   return raw === undefined || raw === '' ? null : raw;
 }
 
+function timeouts(env: Env): Config['timeouts'] {
+  const requestMs = int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100);
+  // Node refuses a headers timeout longer than the request timeout.
+  const headersMs = int(env, 'HEADERS_TIMEOUT_MS', Math.min(10_000, requestMs), 100, requestMs);
+  return { headersMs, requestMs, keepAliveMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100) };
+}
+
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/loyalty.db';
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
@@ -83,6 +112,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     loadShedding: {
       maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0),
       retryAfterSeconds: int(env, 'OVERLOAD_RETRY_AFTER_SECONDS', 1, 1),
+      maxRequestsInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 1000, 1),
+      maxBodyBytesInFlight: int(env, 'MAX_BODY_BYTES_IN_FLIGHT', 2 * 1024 * 1024, 1024),
+      maxQueueWaitMs: int(env, 'MAX_QUEUE_WAIT_MS', 1000, 10),
+    },
+    timeouts: timeouts(env),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 2000, 1),
+    authFailures: {
+      max: int(env, 'AUTH_FAILURES_MAX', 100, 1),
+      windowMs: int(env, 'AUTH_FAILURES_WINDOW_MS', 60_000, 1000),
     },
     idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
     expirySweepIntervalMs: int(env, 'EXPIRY_SWEEP_INTERVAL_MS', 60_000, 0),

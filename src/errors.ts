@@ -11,8 +11,10 @@ export type ErrorType =
 const ERRORS = {
   invalid_json: { status: 400, type: 'invalid_request_error' },
   invalid_parameter: { status: 400, type: 'invalid_request_error' },
+  malformed_request: { status: 400, type: 'invalid_request_error' },
   unauthorized: { status: 401, type: 'authentication_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
   idempotency_key_in_use: { status: 409, type: 'idempotency_error' },
   payload_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
@@ -31,6 +33,7 @@ const ERRORS = {
   referral_not_pending: { status: 409, type: 'invalid_request_error' },
   idempotency_key_mismatch: { status: 422, type: 'idempotency_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
   internal_error: { status: 500, type: 'api_error' },
   unavailable: { status: 503, type: 'api_error' },
 } as const satisfies Record<string, { status: number; type: ErrorType }>;

@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { Database } from '../../src/db/connect.js';
+import { migrateToLatest } from '../../src/db/migrator.js';
+import { createShop, createToken, type Shop } from '../../src/shops/repository.js';
 
 // Scratch databases for the benchmarks: a fresh SQLite file, or a fresh database on the
 // PostgreSQL at 127.0.0.1:5432, dropped afterwards.
@@ -50,4 +52,13 @@ export async function seedCustomers(database: Database, shopId: number, count: n
     updated_at: now,
   }));
   for (let i = 0; i < rows.length; i += 1000) await database.db.insertInto('customers').values(rows.slice(i, i + 1000)).execute();
+}
+
+/** Migrates the database, then makes a shop with a token and `customers` customers. */
+export async function benchShop(database: Database, customers: number, now: number): Promise<{ shop: Shop; token: string }> {
+  await migrateToLatest(database.db);
+  const shop = await createShop(database.db, { name: 'Bench shop' }, now);
+  const { token } = await createToken(database.db, shop.id, 'bench', now);
+  await seedCustomers(database, shop.id, customers, now);
+  return { shop, token };
 }

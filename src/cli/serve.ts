@@ -41,7 +41,7 @@ function printWelcome(app: FastifyInstance, config: Config, token: string): void
 export async function serve(config: Config): Promise<void> {
   // Loaded here, not at the top, so the administrative commands start quickly.
   const [{ buildApp }, { startJobs }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
-  const database = connect(config.databaseUrl);
+  const database = connect(config.databaseUrl, { maxQueueWaitMs: config.loadShedding.maxQueueWaitMs });
   await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
   const token = await bootstrap(app, config);

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorDetail } from '../errors.js';
+import { bounded } from './body-limits.js';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -37,7 +38,8 @@ const validatorCache = new WeakMap<object, ValidateFunction>();
 export function compileValidator(schema: object): ValidateFunction {
   let validate = validatorCache.get(schema);
   if (validate === undefined) {
-    validate = ajv.compile(schema);
+    // Bounded: Ajv's work and the errors it builds follow the schema's limits, not the body's size.
+    validate = bounded(schema, ajv.compile(schema));
     validatorCache.set(schema, validate);
   }
   return validate;

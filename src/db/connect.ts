@@ -3,6 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { ConnectionQueue } from './connection-queue.js';
 import { CachingSqliteDialect } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
 
@@ -13,12 +14,16 @@ export interface Database {
   readonly dialect: DialectName;
   /** Quick liveness probe for /readyz. */
   ping(): Promise<void>;
+  /** How long the oldest caller waiting for a connection has waited, in ms (0: nobody waits). */
+  queueWaitMs(): number;
   close(): Promise<void>;
 }
 
 export interface ConnectOptions {
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /** A caller that waits this long for a connection fails with DatabaseBusyError; default: no limit. */
+  maxQueueWaitMs?: number;
 }
 
 export function parseDatabaseUrl(url: string): { dialect: DialectName; location: string } {
@@ -59,33 +64,58 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
   const { dialect, location } = parseDatabaseUrl(url);
   if (dialect === 'sqlite') {
     const sqlite = openSqlite(location);
-    const db = new Kysely<Tables>({ dialect: new CachingSqliteDialect(sqlite) });
+    const queue = new ConnectionQueue(1, options.maxQueueWaitMs);
+    const db = new Kysely<Tables>({ dialect: new CachingSqliteDialect(sqlite, queue) });
     return {
       db,
       dialect,
       async ping() {
         sqlite.prepare('select 1').get();
       },
+      queueWaitMs: () => queue.oldestWaitMs(),
       async close() {
         await db.destroy();
       },
     };
   }
+  const poolSize = options.poolSize ?? 10;
   const pool = new pg.Pool({
     connectionString: location,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     types: pgTypes,
     connectionTimeoutMillis: 10_000,
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  // Callers wait in the queue, not in the pool's own line, so that their wait is bounded and seen.
+  const queue = new ConnectionQueue(poolSize, options.maxQueueWaitMs);
+  const queued = {
+    async connect() {
+      const release = await queue.acquire();
+      try {
+        const client = await pool.connect();
+        const giveBack = client.release;
+        client.release = (err?: Error | boolean) => {
+          client.release = giveBack;
+          release();
+          giveBack.call(client, err);
+        };
+        return client;
+      } catch (error) {
+        release();
+        throw error;
+      }
+    },
+    end: () => pool.end(),
+  };
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: queued }) });
   return {
     db,
     dialect,
     async ping() {
       await pool.query('select 1');
     },
+    queueWaitMs: () => queue.oldestWaitMs(),
     async close() {
       await db.destroy();
     },

@@ -11,6 +11,7 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
+import type { ConnectionQueue } from './connection-queue.js';
 
 // Kysely's own SQLite driver prepares every statement anew and opens deferred transactions.
 // This one keeps prepared statements (the API runs the same few hundred queries forever)
@@ -84,33 +85,22 @@ class SqliteConnection implements DatabaseConnection {
   }
 }
 
-/** A FIFO lock: SQLite has one connection, used by one caller at a time. */
-class Mutex {
-  #tail: Promise<void> = Promise.resolve();
-
-  async lock(): Promise<() => void> {
-    let release!: () => void;
-    const next = new Promise<void>((resolve) => (release = resolve));
-    const previous = this.#tail;
-    this.#tail = previous.then(() => next);
-    await previous;
-    return release;
-  }
-}
-
+// SQLite has one connection, used by one caller at a time: the queue holds one permit.
 class SqliteDriver implements Driver {
-  readonly #mutex = new Mutex();
   readonly #connection: SqliteConnection;
   #release: (() => void) | null = null;
 
-  constructor(database: Sqlite.Database) {
+  constructor(
+    database: Sqlite.Database,
+    private readonly queue: ConnectionQueue,
+  ) {
     this.#connection = new SqliteConnection(database);
   }
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const release = await this.#mutex.lock();
+    const release = await this.queue.acquire();
     this.#release = release;
     return this.#connection;
   }
@@ -139,9 +129,12 @@ class SqliteDriver implements Driver {
 }
 
 export class CachingSqliteDialect implements Dialect {
-  constructor(private readonly database: Sqlite.Database) {}
+  constructor(
+    private readonly database: Sqlite.Database,
+    private readonly queue: ConnectionQueue,
+  ) {}
   createDriver(): Driver {
-    return new SqliteDriver(this.database);
+    return new SqliteDriver(this.database, this.queue);
   }
   createQueryCompiler() {
     return new SqliteQueryCompiler();

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import { findShopByToken, shopsGeneration, type Shop } from '../shops/repository.js';
+import { AuthFailures } from './auth-failures.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,17 +56,21 @@ class TokenCache {
   }
 }
 
-async function authenticate(app: FastifyInstance, request: FastifyRequest, cache: TokenCache): Promise<void> {
+async function authenticate(app: FastifyInstance, request: FastifyRequest, cache: TokenCache, failures: AuthFailures): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
   }
   let shop = cache.get(token);
   if (shop === undefined) {
+    failures.check(request.ip);
     // Taken before the lookup: a change made meanwhile makes this entry stale at once.
     const generation = shopsGeneration();
     shop = await findShopByToken(app.db, token);
-    if (shop === undefined) throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
+    if (shop === undefined) {
+      failures.record(request.ip);
+      throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
+    }
     cache.set(token, shop, generation);
   }
   request.shop = shop;
@@ -74,6 +79,7 @@ async function authenticate(app: FastifyInstance, request: FastifyRequest, cache
 /** Every route registered in this scope requires a live token. */
 export function registerAuth(app: FastifyInstance): void {
   const cache = new TokenCache();
+  const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
   app.decorateRequest('shop', null as unknown as Shop);
-  app.addHook('onRequest', async (request) => authenticate(app, request, cache));
+  app.addHook('onRequest', async (request) => authenticate(app, request, cache, failures));
 }

@@ -1,5 +1,8 @@
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, errorType, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { DatabaseBusyError } from '../db/connection-queue.js';
+import { AppError, errorStatus, errorType, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { toErrorDetails } from './validation.js';
 
 // The one place that turns failures into HTTP responses, Fastify's own included.
@@ -35,8 +38,14 @@ const FASTIFY_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_json: 'The request body is not valid JSON',
 };
 
-function toAppError(error: FastifyError | AppError): AppError {
+/** The 503 of a request turned away because the process has more work than it can finish soon. */
+export function overloaded(retryAfterSeconds: number): AppError {
+  return new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', { headers: { 'retry-after': String(retryAfterSeconds) } });
+}
+
+function toAppError(error: FastifyError | AppError, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
+  if (error instanceof DatabaseBusyError) return overloaded(request.server.config.loadShedding.retryAfterSeconds);
   if (error.validation) {
     const details = toErrorDetails(error.validation as any);
     const message = details.length === 1 ? details[0]!.message : `${details.length} fields are invalid`;
@@ -70,15 +79,60 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
   return sendError(reply, appError);
 }
 
+/** The connection is gone (the client went away, or timed out mid-body): nobody is left to answer. */
+const connectionGone = (request: FastifyRequest): boolean => request.raw.socket?.destroyed === true;
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ code: appError.code }, appError.message);
+    if (connectionGone(request)) {
+      request.log.info({ code: error.code }, 'the connection closed before the request was answered');
+      return reply.hijack();
+    }
+    const appError = toAppError(error, request);
+    // Only bugs are errors. Overload is counted and logged by http/overload.ts, not per request.
+    if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
+    else if (appError.status >= 500) {
+      if (!(error instanceof DatabaseBusyError)) request.log.warn({ code: appError.code }, appError.message);
+    } else request.log.info({ code: appError.code }, appError.message);
     return sendError(reply, appError);
   });
 
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`)),
   );
+}
+
+/** What Node's HTTP parser refused, or a request that did not arrive in time, as one of our errors. */
+function clientAppError(error: NodeJS.ErrnoException & { reason?: unknown }): AppError {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError('request_timeout', 'The request was not received in time; the connection is closed');
+  if (error.code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large', `The request headers are larger than the limit of ${maxHeaderSize} bytes`);
+  // llhttp's reasons are fixed texts such as "Invalid header value char", never request data.
+  const reason = typeof error.reason === 'string' ? ` (${error.reason})` : '';
+  return new AppError('malformed_request', `The request is not valid HTTP/1.1${reason}`);
+}
+
+/**
+ * Fastify's clientErrorHandler: errors Node raises on a connection before (or instead of) a
+ * request reaching Fastify, such as a malformed header, a bad chunk, headers over the size limit
+ * or a request that took too long to arrive. Answered in the documented shape with a request ID,
+ * then the connection is closed, as Node itself does.
+ */
+export function clientErrorHandler(newRequestId: () => string) {
+  return function handle(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const appError = clientAppError(error);
+    const requestId = newRequestId();
+    this.log.info({ request_id: requestId, code: error.code }, appError.message);
+    // As Node does: answer only when no response has begun on this connection.
+    const response = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+    if (socket.writable && !response?.headersSent) {
+      const body = JSON.stringify(errorBody(appError.code, appError.message, requestId));
+      const status = errorStatus(appError.code);
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+          `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(error);
+  };
 }

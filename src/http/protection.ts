@@ -1,26 +1,8 @@
 import rateLimit from '@fastify/rate-limit';
-import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-
-/**
- * Load shedding: when the event loop lags past the limit, answer 503 with Retry-After at once
- * rather than queueing work the client will have given up on.
- */
-export async function registerLoadShedding(app: FastifyInstance, config: Config): Promise<void> {
-  if (config.loadShedding.maxEventLoopDelayMs <= 0) return;
-  const retryAfter = config.loadShedding.retryAfterSeconds;
-  await app.register(underPressure, {
-    maxEventLoopDelay: config.loadShedding.maxEventLoopDelayMs,
-    retryAfter,
-    // A rejected promise goes to the error handler, which writes the documented error shape.
-    pressureHandler: async () => {
-      throw new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', { headers: { 'retry-after': String(retryAfter) } });
-    },
-  });
-}
 
 /** Connects to Redis before the first request, so the first requests are counted too. */
 async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {

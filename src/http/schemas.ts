@@ -14,8 +14,10 @@ export const ErrorDetail = Type.Object({
 const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   invalid_json: 'The request body is not valid JSON',
   invalid_parameter: 'pagination[limit] must be an integer between 1 and 250',
+  malformed_request: 'The request is not valid HTTP/1.1 (Invalid header value char)',
   unauthorized: 'The API token is unknown or has been revoked',
   not_found: 'No customer with id "7012345678"',
+  request_timeout: 'The request was not received in time; the connection is closed',
   idempotency_key_in_use: 'A request with this Idempotency-Key is still being processed; retry later',
   payload_too_large: 'The request body is larger than the limit',
   unsupported_media_type: 'Request bodies must be JSON, sent with Content-Type: application/json',
@@ -34,6 +36,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   referral_not_pending: 'Referral 18 is completed; only a pending referral can be completed or cancelled',
   idempotency_key_mismatch: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
   rate_limited: 'Rate limit of 6000 requests per 60 seconds exceeded; retry after the time in Retry-After',
+  headers_too_large: 'The request headers are larger than the limit of 16384 bytes',
   internal_error: 'Something went wrong on our side; the request ID identifies it in our logs',
   unavailable: 'The service is overloaded; retry after the time in Retry-After',
 };

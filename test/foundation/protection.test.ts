@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
@@ -109,7 +110,7 @@ function busyWait(ms: number): void {
 
 describe(`load shedding (${TEST_DIALECT})`, () => {
   it('answers 503 unavailable with Retry-After once the event loop lags past the limit', async () => {
-    const t = await setup({ config: { loadShedding: { maxEventLoopDelayMs: 1, retryAfterSeconds: 7 } } });
+    const t = await setup({ config: { loadShedding: { ...loadConfig({}).loadShedding, maxEventLoopDelayMs: 1, retryAfterSeconds: 7 } } });
     try {
       // The lag is sampled on a timer; block the loop until a sample has seen it.
       let res = await t.request('GET', `${API}/shop`);

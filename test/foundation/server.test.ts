@@ -6,49 +6,20 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAIN, startServer, type ServerProcess } from '../../bench/lib/server.js';
+import type { ServerProcess } from '../../bench/lib/server.js';
 import { connect, parseDatabaseUrl } from '../../src/db/connect.js';
-import { migrateToLatest } from '../../src/db/migrator.js';
-import { countShops, createShop, createToken } from '../../src/shops/repository.js';
+import { countShops } from '../../src/shops/repository.js';
 import { API } from '../helpers/app.js';
-import { createTestDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
+import { TEST_DIALECT } from '../helpers/database.js';
+import { freshDatabase, seedShop, start } from '../helpers/server.js';
 
 // `loyalty serve` as a real process: first run, graceful shutdown, and kill -9.
 
-const started: ServerProcess[] = [];
-const databases: TestDatabase[] = [];
 const dirs: string[] = [];
 
-afterEach(async () => {
-  for (const server of started.splice(0)) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-  for (const db of databases.splice(0)) await db.drop();
+afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-async function start(...args: Parameters<typeof startServer>): Promise<ServerProcess> {
-  if (!fs.existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npm run build (npm test does it)`);
-  const server = await startServer(...args);
-  started.push(server);
-  return server;
-}
-
-async function freshDatabase(): Promise<string> {
-  const db = await createTestDatabase();
-  databases.push(db);
-  return db.url;
-}
-
-/** A migrated database with one shop; returns its token. */
-async function seedShop(url: string): Promise<string> {
-  const database = connect(url);
-  try {
-    await migrateToLatest(database.db);
-    const shop = await createShop(database.db, { name: 'Seeded' }, Date.now());
-    return (await createToken(database.db, shop.id, 'test', Date.now())).token;
-  } finally {
-    await database.close();
-  }
-}
 
 const exited = (server: ServerProcess): Promise<{ code: number | null; signal: string | null }> =>
   server.child.exitCode !== null || server.child.signalCode !== null

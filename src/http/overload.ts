@@ -1,0 +1,148 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Config } from '../config.js';
+import { DatabaseBusyError } from '../db/connection-queue.js';
+import { overloaded, sendError } from './error-handler.js';
+
+// Load shedding: a request the process cannot finish within a second or so is answered 503 with
+// Retry-After at once, before its body is read, rather than left waiting. What is bounded:
+// - requests being handled, and the body bytes they declared (memory and CPU);
+// - the event loop's lag, read as it is now, not only at the last sample (CPU);
+// - the line for a database connection: new requests are turned away once its oldest waiter
+//   has waited half of MAX_QUEUE_WAIT_MS, and a waiter that reaches it gives up (db/connection-queue.ts).
+// Shed requests are counted in /metrics and logged at most once a second, never one by one.
+
+export type ShedReason = 'requests_in_flight' | 'body_bytes_in_flight' | 'event_loop_delay' | 'database_queue';
+
+/** Answered whatever the load: a prober or a scraper must see the process as it is. */
+const NEVER_SHED = new Set(['/healthz', '/metrics']);
+
+const SAMPLE_MS = 50;
+
+/**
+ * The event loop's lag: how late a timer fires. Read between samples, a timer that is overdue
+ * counts too, so a loop blocked right now is seen now. Measured from when the app is ready, so
+ * the work of starting up is never taken for overload.
+ */
+class LoopLag {
+  #expected = 0;
+  #lag = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  start(): void {
+    this.reset();
+    this.#timer = setInterval(() => {
+      const now = performance.now();
+      this.#lag = Math.max(0, now - this.#expected);
+      this.#expected = now + SAMPLE_MS;
+    }, SAMPLE_MS);
+    this.#timer.unref();
+  }
+
+  /** Forgets what was measured so far (the work between ready and listening). */
+  reset(): void {
+    this.#lag = 0;
+    this.#expected = performance.now() + SAMPLE_MS;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  ms(): number {
+    return this.#timer === undefined ? 0 : Math.max(this.#lag, performance.now() - this.#expected);
+  }
+}
+
+/** Counts shed requests, and says so in the log at most once a second. */
+class ShedLog {
+  readonly #counter: Counter<'reason'>;
+  readonly #since = new Map<ShedReason, number>();
+  #loggedAt = -Infinity;
+
+  constructor(
+    private readonly app: FastifyInstance,
+    registry: Registry,
+  ) {
+    this.#counter = new Counter({ name: 'http_requests_shed_total', help: 'Requests answered 503 because the process was overloaded, by reason', labelNames: ['reason'], registers: [registry] });
+  }
+
+  record(reason: ShedReason): void {
+    this.#counter.inc({ reason });
+    this.#since.set(reason, (this.#since.get(reason) ?? 0) + 1);
+    const now = performance.now();
+    if (now - this.#loggedAt < 1000) return;
+    this.#loggedAt = now;
+    this.app.log.warn({ shed: Object.fromEntries(this.#since) }, 'overloaded: requests answered 503 since the last report, by reason');
+    this.#since.clear();
+  }
+}
+
+/** The body bytes a request declares; a chunked body may be as large as the limit. */
+function declaredBytes(request: FastifyRequest, bodyLimit: number): number {
+  const length = request.headers['content-length'];
+  if (length !== undefined) return Math.min(Number(length) || 0, bodyLimit);
+  return request.headers['transfer-encoding'] === undefined ? 0 : bodyLimit;
+}
+
+export function registerLoadShedding(app: FastifyInstance, config: Config, registry: Registry): void {
+  const limits = config.loadShedding;
+  const log = new ShedLog(app, registry);
+  const lag = new LoopLag();
+  let requests = 0;
+  let bytes = 0;
+  app.decorateRequest('shed', false);
+  new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'Requests being handled',
+    registers: [registry],
+    collect() {
+      this.set(requests);
+    },
+  });
+
+  if (limits.maxEventLoopDelayMs > 0) {
+    app.addHook('onReady', async () => lag.start());
+    app.addHook('onListen', async () => lag.reset());
+    app.addHook('onClose', async () => lag.stop());
+  }
+
+  const overloadedBy = (size: number): ShedReason | null => {
+    if (requests >= limits.maxRequestsInFlight) return 'requests_in_flight';
+    if (bytes > 0 && bytes + size > limits.maxBodyBytesInFlight) return 'body_bytes_in_flight';
+    if (limits.maxEventLoopDelayMs > 0 && lag.ms() > limits.maxEventLoopDelayMs) return 'event_loop_delay';
+    if (app.database.queueWaitMs() > limits.maxQueueWaitMs / 2) return 'database_queue';
+    return null;
+  };
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (NEVER_SHED.has(request.routeOptions.url ?? '')) return undefined;
+    const size = declaredBytes(request, config.bodyLimitBytes);
+    const reason = overloadedBy(size);
+    if (reason !== null) {
+      log.record(reason);
+      request.shed = true;
+      return sendError(reply, overloaded(limits.retryAfterSeconds));
+    }
+    requests++;
+    bytes += size;
+    // 'close' comes once, whether the response was sent or the client went away.
+    reply.raw.once('close', () => {
+      requests--;
+      bytes -= size;
+    });
+    return undefined;
+  });
+
+  // A request that waited too long for a database connection was shed as well, only later.
+  app.addHook('onError', async (_request, _reply, error) => {
+    if (error instanceof DatabaseBusyError) log.record('database_queue');
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Answered 503 by load shedding: not worth a line in the log each. */
+    shed: boolean;
+  }
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ConnectionQueue, DatabaseBusyError } from '../../src/db/connection-queue.js';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('the line for database connections', () => {
+  it('hands permits out first come, first served', async () => {
+    const queue = new ConnectionQueue(1);
+    const order: number[] = [];
+    const first = await queue.acquire();
+    const waiting = [1, 2, 3].map((n) => queue.acquire().then((release) => (order.push(n), release)));
+    await tick();
+    expect(queue.oldestWaitMs()).toBeGreaterThanOrEqual(0);
+    first();
+    for (const next of waiting) (await next)();
+    expect(order).toEqual([1, 2, 3]);
+    expect(queue.oldestWaitMs()).toBe(0);
+  });
+
+  it('lets a waiter give up after maxWaitMs with DatabaseBusyError, and keeps the line going', async () => {
+    const queue = new ConnectionQueue(1, 20);
+    const held = await queue.acquire();
+    await expect(queue.acquire()).rejects.toBeInstanceOf(DatabaseBusyError);
+    expect(queue.oldestWaitMs()).toBe(0);
+    const next = queue.acquire();
+    held();
+    (await next)();
+    // Releasing twice gives back one permit only.
+    held();
+    const a = await queue.acquire();
+    await expect(queue.acquire()).rejects.toBeInstanceOf(DatabaseBusyError);
+    a();
+  });
+
+  it('reports how long the oldest waiter has waited', async () => {
+    const queue = new ConnectionQueue(2);
+    const a = await queue.acquire();
+    const b = await queue.acquire();
+    expect(queue.oldestWaitMs()).toBe(0);
+    const c = queue.acquire();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(queue.oldestWaitMs()).toBeGreaterThanOrEqual(25);
+    a();
+    (await c)();
+    b();
+    expect(queue.oldestWaitMs()).toBe(0);
+  });
+});
