@@ -23,6 +23,7 @@ import { registerEarningRoutes } from './earning/routes.js';
 import { registerRedemptionRoutes } from './redemptions/routes.js';
 import { registerReferralRoutes } from './referrals/routes.js';
 import { registerShopRoutes } from './shops/routes.js';
+import { registerTierRoutes } from './tiers/routes.js';
 import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
 
@@ -130,6 +131,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerRedemptionRoutes(api);
       registerEarningRoutes(api);
       registerReferralRoutes(api);
+      registerTierRoutes(api);
       registerWebhookRoutes(api);
     },
     { prefix: API_PREFIX },

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
 import { grantBirthdays, releasePendingPoints } from './earning/jobs.js';
 import { sweepExpiredLots } from './ledger/expiry.js';
+import { retierShops } from './tiers/jobs.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
 import { DAY_MS } from './clock.js';
@@ -24,6 +25,7 @@ export const jobs: Job[] = [
   { name: 'expire-lots', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sweepExpiredLots(app.db, app.clock()) },
   // Both look at due rows only, through an index: running them often costs one index probe.
   { name: 'release-pending-points', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => releasePendingPoints(app.db, app.clock()) },
+  { name: 'retier-customers', intervalMs: () => 5_000, run: (app) => retierShops(app.db, app.clock()) },
   { name: 'grant-birthdays', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => grantBirthdays(app.db, app.clock()) },
   {
     name: 'deliver-webhooks',

@@ -110,6 +110,9 @@ export function registerDemoCommand(program: Command): void {
           const kinds = new Set((await selectRecords(trx, shopId, earningRules).where('enabled', '=', 1).execute()).map((row) => row.kind));
           const newRules = RULES.filter((r) => !kinds.has(r.kind)).map((r) => columnsOf(earningRules, r, 'create', now));
           await createMany(trx, w, earningRules, newRules);
+          // Tiers before the customers, who reach them as they earn. A tier is added unless its
+          // name or threshold is taken (both are unique in a shop).
+          const taken = await createMany(trx, w, vipTiers, TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)));
           // As an import would: the shop's customer.created webhooks hear of the new customers.
           const upsert = async (r: typeof customers, rows: Row[]) => {
             const refused = await upsertMany(trx, w, r, rows.map(({ remote_id, ...values }) => ({ id: Number(remote_id), values })));
@@ -120,8 +123,6 @@ export function registerDemoCommand(program: Command): void {
           const names = new Set((await selectRecords(trx, shopId, rewards).where('name', 'in', REWARDS.map((r) => r.name)).execute()).map((row) => row.name));
           const newRewards = REWARDS.filter((r) => !names.has(r.name)).map((r) => columnsOf(rewards, r, 'create', now));
           await createMany(trx, w, rewards, newRewards);
-          // A tier is added unless its name or threshold is taken (both are unique in a shop).
-          const taken = await createMany(trx, w, vipTiers, TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)));
           return { earning_rules: newRules.length, rewards: newRewards.length, vip_tiers: TIERS.length - taken.size };
         });
 

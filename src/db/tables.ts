@@ -10,6 +10,8 @@ export interface ShopsTable {
   points_expiry_days: number | null;
   /** Days after an order is placed before the points it earned can be spent; 0 for at once. */
   points_pending_days: number;
+  /** Re-tiering after a tier changed: null when done, else the last customer re-tiered (0: from the start). */
+  retier_after?: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -53,6 +55,8 @@ export interface CustomersTable {
   birthday_granted_year?: number | null;
   /** The code friends are referred with; unique in the shop, set when the customer is created. */
   referral_code?: string | null;
+  /** The customer's VIP tier, recomputed with every event that changes the points earned. */
+  vip_tier_id?: number | null;
   created_at: number;
   updated_at: number;
   // Stored balances (docs/ledger.md): changed only by the ledger, in each event's transaction.
@@ -229,6 +233,23 @@ export interface VipTiersTable extends Timestamps {
   id: number;
   name: string;
   points_threshold: number;
+  /** Hundredths: 150 multiplies what the order rule earns by 1.5. */
+  earning_multiplier: Generated<number>;
+}
+
+/** A customer's tier changing, written in the transaction that changed it. */
+export interface VipTierChangesTable {
+  shop_id: number;
+  id: number;
+  customer_remote_id: number;
+  from_tier_id: number | null;
+  /** Names as they were at the change. */
+  from_tier_name: string | null;
+  to_tier_id: number | null;
+  to_tier_name: string | null;
+  /** The points earned that the new tier was judged by. */
+  points_earned: number;
+  created_at: number;
 }
 
 export interface ReferralsTable extends Timestamps {
@@ -330,6 +351,7 @@ export interface Tables {
   redemptions: RedemptionsTable;
   shop_counts: ShopCountsTable;
   earning_rules: EarningRulesTable;
+  vip_tier_changes: VipTierChangesTable;
   vip_tiers: VipTiersTable;
   referrals: ReferralsTable;
   webhooks: WebhooksTable;

@@ -4,6 +4,7 @@ import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { postEvents } from '../ledger/post.js';
 import { getShop } from '../shops/repository.js';
+import { retier, tiersOf } from '../tiers/tiers.js';
 import { nextBirthday } from './birthday.js';
 import { settleOrders } from './orders.js';
 import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
@@ -18,6 +19,16 @@ export interface CustomerWrite {
   /** The birthday before the write (undefined: the customer is new), and after it. */
   birthdayBefore?: string | null;
   birthday: string | null;
+}
+
+async function retierNew(trx: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<void> {
+  const tiers = await tiersOf(trx, shopId);
+  if (tiers.length === 0) return;
+  for (let i = 0; i < remoteIds.length; i += 500) {
+    const rows = await trx.selectFrom('customers').select(['remote_id', 'email', 'points_earned_lifetime', 'vip_tier_id']).where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + 500)).execute();
+    const subjects = rows.map((c) => ({ remoteId: Number(c.remote_id), email: c.email, earned: Number(c.points_earned_lifetime), tierId: c.vip_tier_id === null || c.vip_tier_id === undefined ? null : Number(c.vip_tier_id) }));
+    await retier(trx, shopId, subjects, now, tiers);
+  }
 }
 
 /** Gives new customers their referral codes, unique in the shop (a clash is drawn again). */
@@ -66,6 +77,8 @@ export async function customersWritten(trx: DB, shopId: number, writes: readonly
       if (rows.length > 0) await settleOrders(trx, shopId, rows.map((r) => Number(r.remote_id)), now);
     }
   }
+  // A new customer holds the tier their points earned reach (a tier from 0 points: at once).
+  if (created.length > 0) await retierNew(trx, shopId, created.map((w) => w.remoteId), now);
   // The next birthday grant: scheduled when a birthday is set or changed, cleared when removed.
   const changed = writes.filter((w) => w.birthdayBefore !== w.birthday);
   if (changed.length === 0) return;

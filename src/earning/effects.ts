@@ -37,7 +37,17 @@ export interface Written {
   values: Record<string, unknown>;
 }
 
-/** Applies the programme to records just written (PUT, POST, import, demo). */
+/** A tier was created, changed or deleted: the shop's customers are re-tiered in the background (tiers/jobs.ts). */
+export async function tiersChanged(trx: DB, shopId: number): Promise<void> {
+  await trx.updateTable('shops').set({ retier_after: 0 }).where('id', '=', shopId).execute();
+}
+
+/** Applies the programme to records just deleted. */
+export async function recordsRemoved(trx: DB, shopId: number, table: string): Promise<void> {
+  if (table === 'vip_tiers') await tiersChanged(trx, shopId);
+}
+
+/** Applies the programme to records just written (PUT, POST, PATCH, import, demo). */
 export async function recordsWritten(trx: DB, w: ProgrammeWriter, table: string, written: readonly Written[], prior: Prior = new Map()): Promise<void> {
   if (written.length === 0) return;
   switch (table) {
@@ -57,6 +67,9 @@ export async function recordsWritten(trx: DB, w: ProgrammeWriter, table: string,
         w.now,
         { earn: w.earn },
       );
+      return;
+    case 'vip_tiers':
+      await tiersChanged(trx, w.shopId);
       return;
     case 'subscription_billing_attempts':
       if (w.earn === false) return;

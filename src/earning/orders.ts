@@ -6,6 +6,7 @@ import { lockBalances } from '../ledger/balances.js';
 import { postEvents, type Posting } from '../ledger/post.js';
 import { completeReferralsOf } from '../referrals/service.js';
 import { getShop, type Shop } from '../shops/repository.js';
+import { tiersOf } from '../tiers/tiers.js';
 import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule } from './rules.js';
 
 // Orders drive the ledger (docs/earning.md, "Orders"). After an order is written, its ledger
@@ -82,7 +83,7 @@ const LEDGER_COLUMNS = [
 export interface SettleOptions {
   /** False: orders are stored as they are, and earn nothing (loyalty import --no-earn). */
   earn?: boolean;
-  /** The VIP multiplier of each customer (1 until tiers exist). */
+  /** The VIP multiplier of each customer; by default that of the tier they hold. */
   multiplier?: (customerRemoteId: number) => number;
 }
 
@@ -102,10 +103,17 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const rule = await enabledRule(trx, shopId, 'order');
   const buyers = [...new Set(rows.map((r) => r.points_customer_remote_id ?? r.customer_remote_id).filter((id): id is number => id !== null))];
   const known = new Map<number, string | null>();
+  // Each buyer's VIP multiplier: that of the tier they hold before this write's events.
+  const multipliers = new Map<number, number>();
+  const tiers = new Map((await tiersOf(trx, shopId)).map((t) => [t.id, t.multiplier]));
   for (let i = 0; i < buyers.length; i += 500) {
-    const found = await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', buyers.slice(i, i + 500)).execute();
-    for (const c of found) known.set(Number(c.remote_id), c.email);
+    const found = await trx.selectFrom('customers').select(['remote_id', 'email', 'vip_tier_id']).where('shop_id', '=', shopId).where('remote_id', 'in', buyers.slice(i, i + 500)).execute();
+    for (const c of found) {
+      known.set(Number(c.remote_id), c.email);
+      if (c.vip_tier_id !== null && c.vip_tier_id !== undefined) multipliers.set(Number(c.remote_id), tiers.get(Number(c.vip_tier_id)) ?? 1);
+    }
   }
+  const multiplier = options.multiplier ?? ((customer: number) => multipliers.get(customer) ?? 1);
   const balances = await lockBalances(trx, shopId, [...known.keys()], now);
   const available = new Map([...balances].map(([id, b]) => [id, { points: b.points, credits: b.credits }]));
 
@@ -118,7 +126,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   for (const order of rows) {
     const before = JSON.stringify(order);
     if (order.earned_at === null && options.earn !== false) {
-      earn(shop, rule, order, known, now, postings, addPending, available, options);
+      earn(shop, rule, order, known, now, postings, addPending, available, multiplier);
       const buyer = order.points_customer_remote_id;
       if (order.earned_at !== null && buyer !== null && order.financial_status !== 'refunded') paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
     }
@@ -161,7 +169,7 @@ function earn(
   postings: Posting[],
   addPending: (customer: number, delta: number) => void,
   available: Available,
-  options: SettleOptions,
+  multiplier: (customer: number) => number,
 ): void {
   if (!PAID.has(order.financial_status)) return;
   const customer = order.customer_remote_id;
@@ -178,7 +186,7 @@ function earn(
     return;
   }
   if (!known.has(customer)) return;
-  const earning = orderEarning(rule, order.total, order.currency, options.multiplier?.(customer) ?? 1);
+  const earning = orderEarning(rule, order.total, order.currency, multiplier(customer));
   order.earned_at = now;
   order.points_customer_remote_id = customer;
   order.earning_rule_id = rule?.id ?? null;

@@ -5,6 +5,7 @@ import { findCustomer } from '../customers/repository.js';
 import { validationError } from '../errors.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { creditsToNumber } from '../ledger/balances.js';
+import { tiersOf } from '../tiers/tiers.js';
 import { orderEarning, enabledRule } from './rules.js';
 
 const PreviewInput = Type.Object(
@@ -52,7 +53,8 @@ export function registerEarningRoutes(server: FastifyInstance): void {
         throw validationError([{ param: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(customer_identifier)}` }]);
       }
       const rule = await enabledRule(app.db, request.shop.id, 'order');
-      const multiplier = 1;
+      const tier = (await tiersOf(app.db, request.shop.id)).find((t) => t.id === Number(customer.vip_tier_id));
+      const multiplier = tier?.multiplier ?? 1;
       const earning = orderEarning(rule, Math.round(cents), currency, multiplier);
       const shopPending = (await app.db.selectFrom('shops').select('points_pending_days').where('id', '=', request.shop.id).executeTakeFirst())?.points_pending_days ?? 0;
       return { data: { points: earning.points, credits: creditsToNumber(earning.credits), earning_rule_id: rule?.id ?? null, multiplier, pending: Number(shopPending) > 0 && earning.points > 0 } };

@@ -7,6 +7,7 @@ import { eventJson } from './event-json.js';
 import { LotQueue, type Consumption, type Lot } from './lot-queue.js';
 import { fifoLots, insertConsumptions, insertLots, NEVER, nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
 import type { PointsEvent } from './schemas.js';
+import { retierEarners } from '../tiers/tiers.js';
 
 // The one way to post points events: every writer (the API, import, demo, and the programme
 // around the ledger) calls postEvents inside its own transaction. It locks the customers,
@@ -325,6 +326,10 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
 
   const created = events.map((row, i) => eventJson(row, planned[i]!.state.email));
   await enqueueEvents(trx, shopId, 'points_event.created', created, now);
+  // Tiers follow the points earned, in the same transaction.
+  const earners = new Map<number, { email: string | null; earned: number }>();
+  for (const state of states.values()) if (state.earned !== state.before.earnedLifetime) earners.set(state.remoteId, { email: state.email, earned: state.earned });
+  await retierEarners(trx, shopId, earners, now);
   return { failures: [], events: created, balances: after };
 }
 

@@ -131,6 +131,13 @@ const CHECKS: Check[] = [
         and not exists (select 1 from customers c where c.shop_id = e.shop_id and c.remote_id = e.customer_remote_id)`,
   },
   {
+    name: 'each customer holds the highest tier their points earned reach (shops not being re-tiered)',
+    query: (shop) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(c.expected as text), 'none') as expected, coalesce(cast(c.vip_tier_id as text), 'none') as actual
+      from (select c.*, (select t.id from vip_tiers t where t.shop_id = c.shop_id and t.points_threshold <= c.points_earned_lifetime order by t.points_threshold desc limit 1) as expected
+        from customers c join shops s on s.id = c.shop_id and s.retier_after is null) c
+      where ${shop('c.shop_id')} and coalesce(c.expected, -1) <> coalesce(c.vip_tier_id, -1)`,
+  },
+  {
     name: 'each redemption spent its points_spent by its own reward_redemption event',
     query: (shop) => sql`select r.shop_id, 'redemption ' || cast(r.id as text) as subject,
         'event ' || cast(r.points_event_id as text) || ': reward_redemption of ' || cast(-r.points_spent as text) || ' points by customer ' || cast(r.customer_remote_id as text) as expected,

@@ -6,7 +6,7 @@ import type { DB } from '../db/tables.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
 import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
 import { announceUpsert, enqueueRecordEvents } from './events.js';
-import { priorState, recordsWritten } from '../earning/effects.js';
+import { priorState, recordsRemoved, recordsWritten } from '../earning/effects.js';
 import { deleteRecord, findRecord, insertRecord, insertRecords, putRecord, updateRecord, upsertRecords } from './repository.js';
 import { checkFields, columnsOf, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 
@@ -138,6 +138,7 @@ export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | 
   const values = valuesOf(r, checked, 'patch', w.now);
   const write = () => updateRecord(trx, w.shopId, r, id, values, w.now);
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: { ...existing, ...values }, candidate: { id, values }, write });
+  await recordsWritten(trx, w, r.table, [{ id, created: false, values: row! }]);
   const record = await shown(trx, w, r, row!);
   await enqueueRecordEvents(trx, w.shopId, r, [{ created: false, previous: existing, record }], w.now);
   return record;
@@ -146,6 +147,7 @@ export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | 
 /** Deletes a native record for good; not_found for `text` when there is none. */
 export async function removeRecord(trx: DB, shopId: number, r: Resource, id: number | null, text: string): Promise<{ id: number; deleted: true }> {
   if (id === null || !(await deleteRecord(trx, shopId, r, id))) throw notFound(r.singular, text);
+  await recordsRemoved(trx, shopId, r.table);
   return { id, deleted: true };
 }
 

@@ -168,11 +168,20 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     const customers = await t.all(own.token, 'customers');
     expect(deliveries.map((d) => [d.topic, d.status])).toEqual(customers.map(() => ['customer.created', 'pending']));
     // What each delivery carries is the customer as the API showed it when it was created: with
-    // the signup bonus, before their orders.
+    // the signup bonus and the tier it reaches, before their orders.
     expect(deliveries.map((d) => d.payload.data.remote_id).sort()).toEqual([1, 2, 3]);
     for (const d of deliveries) {
       const customer = customers.find((c) => c.remote_id === d.payload.data.remote_id);
-      expect(d.payload.data).toEqual({ ...customer, points_balance: 100, points_pending: 0, points_earned_lifetime: 100, points_spent_lifetime: 0, next_expiry: null });
+      expect(d.payload.data).toEqual({
+        ...customer,
+        points_balance: 100,
+        points_pending: 0,
+        points_earned_lifetime: 100,
+        points_spent_lifetime: 0,
+        next_expiry: null,
+        vip_tier: { id: expect.any(Number), name: 'Bronze' },
+        vip_tier_progress: { points_earned: 100, next_tier: { id: expect.any(Number), name: 'Silver', points_threshold: 1000 }, points_needed: 900 },
+      });
     }
     // A second run creates nobody, so it announces nothing.
     await demo(own, 3);

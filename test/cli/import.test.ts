@@ -74,6 +74,8 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       points_earned_lifetime: 0,
       points_spent_lifetime: 0,
       next_expiry: null,
+      vip_tier: null,
+      vip_tier_progress: { points_earned: 0, next_tier: null, points_needed: 0 },
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

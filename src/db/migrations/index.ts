@@ -9,6 +9,7 @@ import * as m007 from './007_redemptions.js';
 import * as m008 from './008_shop_counts.js';
 import * as m009 from './009_earning.js';
 import * as m010 from './010_referrals.js';
+import * as m011 from './011_tiers.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '008_shop_counts': m008,
   '009_earning': m009,
   '010_referrals': m010,
+  '011_tiers': m011,
 };

@@ -1,3 +1,4 @@
+import { tierProgress, tiersOf } from '../../tiers/tiers.js';
 import { findCustomer } from '../../customers/repository.js';
 import { isoTime } from '../../clock.js';
 import { BALANCE_COLUMNS, balancesAt, creditsToNumber } from '../../ledger/balances.js';
@@ -28,7 +29,7 @@ export const customers: Resource = {
   // Balances are stored on the customer by the ledger (docs/ledger.md): read with the row, in
   // the same snapshot, and corrected through the lots' index only when something expired since.
   computed: {
-    columns: ['remote_id', ...BALANCE_COLUMNS],
+    columns: ['remote_id', ...BALANCE_COLUMNS, 'vip_tier_id'],
     schema: {
       points_balance: Type.Integer({ description: 'Points available now: what unexpired lots hold', examples: [1250] }),
       credits_balance: Type.Number({ description: 'Store credit available now, to the hundredth', examples: [12.5] }),
@@ -55,17 +56,38 @@ export const customers: Resource = {
         ],
         { description: 'What expires next and when; null when nothing the customer holds expires' },
       ),
+      vip_tier: Type.Union([Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.String({ examples: ['Gold'] }) }, { additionalProperties: false }), Type.Null()], {
+        description: 'The highest VIP tier whose points_threshold the customer\'s points_earned_lifetime reaches; null below every tier. Recomputed with every event that changes the points earned, never on a read',
+      }),
+      vip_tier_progress: Type.Object(
+        {
+          points_earned: Type.Integer({ description: 'The points earned the tier is judged by (points_earned_lifetime)', examples: [1450] }),
+          next_tier: Type.Union([Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer() }, { additionalProperties: false }), Type.Null()], {
+            description: 'The next tier up; null at the top (or when the shop has no tiers)',
+          }),
+          points_needed: Type.Integer({ description: 'Points still to earn to reach next_tier; 0 when there is none', examples: [3550] }),
+        },
+        { additionalProperties: false, description: 'How far the customer is from the next tier' },
+      ),
     },
     async of(db, shopId, rows, now) {
       const balances = await balancesAt(db, shopId, rows as unknown as Parameters<typeof balancesAt>[2], now);
-      return balances.map((b) => ({
+      const tiers = await tiersOf(db, shopId);
+      const byId = new Map(tiers.map((t) => [t.id, t]));
+      return balances.map((b, i) => {
+        const held = rows[i]!.vip_tier_id === null || rows[i]!.vip_tier_id === undefined ? null : Number(rows[i]!.vip_tier_id);
+        const tier = held === null ? undefined : byId.get(held);
+        return {
         points_balance: b.points,
         credits_balance: creditsToNumber(b.credits),
         points_pending: b.pending,
         points_earned_lifetime: b.earnedLifetime,
         points_spent_lifetime: b.spentLifetime,
         next_expiry: b.nextExpiry === null ? null : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
-      }));
+          vip_tier: tier === undefined ? null : { id: tier.id, name: tier.name },
+          vip_tier_progress: tierProgress(tiers, b.earnedLifetime, tier?.id ?? null),
+        };
+      });
     },
   },
   lookup: {
