@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import type { SelectQueryBuilder } from 'kysely';
 import { Type, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
@@ -61,6 +62,16 @@ export interface Resource {
    * earning rule per kind); a partial unique index settles racing writes.
    */
   exclusive?: { field: string; when: { field: string; value: unknown }; code: string; message: string };
+  /**
+   * List filters, by query parameter: the schema documents and parses the value (http/query.ts),
+   * `apply` narrows the list's query. A filtered list is counted, not read from shop_counts.
+   */
+  filters?: Readonly<Record<string, ListFilter>>;
+}
+
+export interface ListFilter {
+  schema: TSchema;
+  apply(query: SelectQueryBuilder<any, any, Row>, value: number | string): SelectQueryBuilder<any, any, Row>;
 }
 
 /** Every resource also sorts by its ID, created_at and updated_at. */

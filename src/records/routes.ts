@@ -4,9 +4,10 @@ import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { shopRowCount } from '../db/counts.js';
 import type { DB } from '../db/tables.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, notFound, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
+import { assertParams, queryParams, readParams } from '../http/query.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
 import { cursorRecords, findRecord, selectRecords } from './repository.js';
@@ -37,6 +38,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
     const tags = [r.tag];
     const IdParams = Type.Object({ [r.id]: Type.String({ description: `The ${r.singular}'s ${r.id}`, examples: ['42'] }) });
     const json = (db: DB, shopId: number, rows: Row[]) => recordsJson(db, shopId, r, rows, app.clock());
+    const filterSchemas = Object.fromEntries(Object.entries(r.filters ?? {}).map(([name, f]) => [name, Type.Optional(f.schema)]));
 
     app.get(
       `/${r.path}`,
@@ -47,12 +49,19 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           description:
             `Cursor mode (pagination[since_id], pagination[limit]) walks every ${r.singular} by ${r.id} ascending; ` +
             `offset mode (pagination[page], pagination[per_page]) sorts by ${['id', ...Object.keys(d.sortable)].join(', ')}.`,
-          querystring: ListQuery(Object.keys(d.sortable)),
-          response: { 200: ListEnvelope(d.record), ...errorResponses('read', { 400: 'A bad pagination or sort parameter (named in details)' }) },
+          querystring: ListQuery(Object.keys(d.sortable), filterSchemas),
+          response: { 200: ListEnvelope(d.record), ...errorResponses('read', { 400: 'A bad pagination, sort or filter parameter (named in details)' }) },
         },
       },
       async (request) => {
         const shopId = request.shop.id;
+        const errors: ErrorDetail[] = [];
+        const wanted = Object.entries(readParams(queryParams(request), filterSchemas, errors)).filter(([, value]) => value !== undefined);
+        assertParams(errors);
+        if (wanted.length > 0) {
+          const filtered = () => wanted.reduce((query, [name, value]) => r.filters![name]!.apply(query, value!), selectRecords(app.db, shopId, r));
+          return paginate(app.db, request, filtered, { idColumn: r.id, sortable: d.sortable, toJson: (rows) => json(app.db, shopId, rows) });
+        }
         return paginate(app.db, request, () => selectRecords(app.db, shopId, r), {
           idColumn: r.id,
           sortable: d.sortable,

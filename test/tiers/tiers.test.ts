@@ -85,6 +85,12 @@ describe(`VIP tiers (${TEST_DIALECT})`, () => {
     expect((await t.request('GET', `${API}/vip_tiers/${tier.Gold}`)).json().data).toMatchObject({ recompute_status: 'done' });
     expect(await customer(1)).toMatchObject({ vip_tier: { name: 'Gold' } });
     expect(await customer(2)).toMatchObject({ vip_tier: { name: 'Bronze' } });
+    // A tier's members, in both pagination modes.
+    const members = async (id: number, query: Record<string, string> = {}) =>
+      (await t.request('GET', `${API}/customers`, { query: { vip_tier_id: String(id), ...query } })).json().data.map((c: { remote_id: number }) => c.remote_id);
+    expect(await members(tier.Gold!)).toEqual([1]);
+    expect(await members(tier.Bronze!, { 'pagination[limit]': '10' })).toEqual([2]);
+    expect(await members(tier.Silver!)).toEqual([]);
 
     expect((await t.request('DELETE', `${API}/vip_tiers/${tier.Bronze}`)).statusCode).toBe(200);
     await retierShops(t.database.db, t.clock.now);

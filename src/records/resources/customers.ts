@@ -2,9 +2,10 @@ import { tierProgress, tiersOf } from '../../tiers/tiers.js';
 import { findCustomer } from '../../customers/repository.js';
 import { isoTime } from '../../clock.js';
 import { BALANCE_COLUMNS, balancesAt, creditsToNumber } from '../../ledger/balances.js';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { Type } from 'typebox';
 import { text } from '../fields.js';
-import type { Resource } from '../resource.js';
+import type { Resource, Row } from '../resource.js';
 
 export const customers: Resource = {
   table: 'customers',
@@ -89,6 +90,25 @@ export const customers: Resource = {
         };
       });
     },
+  },
+  filters: {
+    email: {
+      schema: Type.String({ minLength: 1, maxLength: 254, description: 'Only the customer with this e-mail address (case-insensitive)', examples: ['ada@example.com'] }),
+      apply: (query, value) => query.where(sql`lower(email)`, '=', String(value).toLowerCase()),
+    },
+    vip_tier_id: {
+      schema: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Only the members of this VIP tier', examples: [3] }),
+      apply: (query, value) => query.where('vip_tier_id', '=', Number(value)),
+    },
+    ...Object.fromEntries(
+      (['gt', 'gte', 'lt', 'lte'] as const).map((op) => [
+        `updated_at[${op}]`,
+        {
+          schema: Type.String({ format: 'date-time', description: `Only customers last changed ${{ gt: 'after', gte: 'at or after', lt: 'before', lte: 'at or before' }[op]} this time` }),
+          apply: (query: SelectQueryBuilder<any, any, Row>, value: number | string) => query.where('updated_at', { gt: '>', gte: '>=', lt: '<', lte: '<=' }[op] as '>', Number(value)),
+        },
+      ]),
+    ),
   },
   lookup: {
     param: 'customer_identifier',
