@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue } from './connection-queue.js';
+import { setWriteGate } from './dialect.js';
 import { CachingSqliteDialect } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
 
@@ -16,6 +17,8 @@ export interface Database {
   ping(): Promise<void>;
   /** How long the oldest caller waiting for a connection has waited, in ms (0: nobody waits). */
   queueWaitMs(): number;
+  /** The same for write transactions, which may hold fewer connections than reads (PostgreSQL). */
+  writeQueueWaitMs(): number;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,9 @@ const pgTypes = {
   },
 };
 
+/** PostgreSQL connections that write transactions leave to reads. */
+const READ_RESERVE = 2;
+
 export function connect(url: string, options: ConnectOptions = {}): Database {
   const { dialect, location } = parseDatabaseUrl(url);
   if (dialect === 'sqlite') {
@@ -73,6 +79,7 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
         sqlite.prepare('select 1').get();
       },
       queueWaitMs: () => queue.oldestWaitMs(),
+      writeQueueWaitMs: () => queue.oldestWaitMs(),
       async close() {
         await db.destroy();
       },
@@ -109,6 +116,9 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
     end: () => pool.end(),
   };
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: queued }) });
+  // Write transactions hold at most all but READ_RESERVE connections: reads always find one soon.
+  const writes = new ConnectionQueue(Math.max(1, poolSize - READ_RESERVE), options.maxQueueWaitMs);
+  setWriteGate(db, writes);
   return {
     db,
     dialect,
@@ -116,6 +126,7 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
       await pool.query('select 1');
     },
     queueWaitMs: () => queue.oldestWaitMs(),
+    writeQueueWaitMs: () => writes.oldestWaitMs(),
     async close() {
       await db.destroy();
     },

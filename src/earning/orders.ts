@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { DAY_MS } from '../clock.js';
 import { lockedRows, updateRows } from '../db/dialect.js';
-import type { DB } from '../db/tables.js';
+import type { DB, OrdersTable } from '../db/tables.js';
 import { lockBalances } from '../ledger/balances.js';
 import { postEvents, type Posting } from '../ledger/post.js';
 import { completeReferralsOf } from '../referrals/service.js';
@@ -19,51 +19,8 @@ import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule
 /** Statuses in which the order was paid: it earns, and refunds take back. */
 const PAID = new Set(['paid', 'partially_refunded', 'refunded']);
 
-interface OrderState {
-  remote_id: number;
-  customer_remote_id: number | null;
-  total: number;
-  currency: string;
-  financial_status: string;
-  placed_at: number;
-  total_refunded: number;
-  points_customer_remote_id: number | null;
-  earned_at: number | null;
-  earning_rule_id: number | null;
-  points_earned: number;
-  credits_earned: number;
-  points_reversed: number;
-  credits_reversed: number;
-  points_unrecovered: number;
-  credits_unrecovered: number;
-  points_pending: number;
-  pending_release_at: number | null;
-}
-
-const NUMERIC = [
-  'remote_id',
-  'customer_remote_id',
-  'total',
-  'placed_at',
-  'total_refunded',
-  'points_customer_remote_id',
-  'earned_at',
-  'earning_rule_id',
-  'points_earned',
-  'credits_earned',
-  'points_reversed',
-  'credits_reversed',
-  'points_unrecovered',
-  'credits_unrecovered',
-  'points_pending',
-  'pending_release_at',
-] as const;
-
-function toState(row: Record<string, unknown>): OrderState {
-  const out = { ...row } as Record<string, unknown>;
-  for (const column of NUMERIC) out[column] = row[column] === null ? null : Number(row[column]);
-  return out as unknown as OrderState;
-}
+/** An order as settle reads it: every number a number (PostgreSQL's bigint comes as text). */
+type OrderState = Omit<Selectable<OrdersTable>, 'shop_id' | 'created_at' | 'updated_at'>;
 
 /** The ledger columns of an order, as settle writes them back. */
 const LEDGER_COLUMNS = [
@@ -79,6 +36,14 @@ const LEDGER_COLUMNS = [
   'points_pending',
   'pending_release_at',
 ] as const;
+
+const NUMERIC = ['remote_id', 'customer_remote_id', 'total', 'placed_at', 'total_refunded', ...LEDGER_COLUMNS] as const;
+
+function toState(row: Record<string, unknown>): OrderState {
+  const out = { ...row } as Record<string, unknown>;
+  for (const column of NUMERIC) out[column] = row[column] === null ? null : Number(row[column]);
+  return out as unknown as OrderState;
+}
 
 export interface SettleOptions {
   /** False: orders are stored as they are, and earn nothing (loyalty import --no-earn). */

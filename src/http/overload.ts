@@ -107,18 +107,20 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
     app.addHook('onClose', async () => lag.stop());
   }
 
-  const overloadedBy = (size: number): ShedReason | null => {
+  const overloadedBy = (size: number, writes: boolean): ShedReason | null => {
     if (requests >= limits.maxRequestsInFlight) return 'requests_in_flight';
     if (bytes > 0 && bytes + size > limits.maxBodyBytesInFlight) return 'body_bytes_in_flight';
     if (limits.maxEventLoopDelayMs > 0 && lag.ms() > limits.maxEventLoopDelayMs) return 'event_loop_delay';
-    if (app.database.queueWaitMs() > limits.maxQueueWaitMs / 2) return 'database_queue';
+    // Writes wait for a write slot, reads only for a connection (some are kept for them).
+    const waited = writes ? Math.max(app.database.writeQueueWaitMs(), app.database.queueWaitMs()) : app.database.queueWaitMs();
+    if (waited > limits.maxQueueWaitMs / 2) return 'database_queue';
     return null;
   };
 
   app.addHook('onRequest', async (request, reply) => {
     if (NEVER_SHED.has(request.routeOptions.url ?? '')) return undefined;
     const size = declaredBytes(request, config.bodyLimitBytes);
-    const reason = overloadedBy(size);
+    const reason = overloadedBy(size, request.method !== 'GET' && request.method !== 'HEAD');
     if (reason !== null) {
       log.record(reason);
       request.shed = true;

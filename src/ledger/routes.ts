@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DB } from '../db/tables.js';
 import { AppError, notFound } from '../errors.js';
+import { optionalBody } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { isJsonObject, type FieldError } from '../core/validation.js';
@@ -111,9 +112,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
     '/points_events/:id/reverse',
     {
       // The body is optional: none reads as {} (a hook of the route runs after the app's).
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      preValidation: optionalBody,
       schema: {
         tags: TAGS,
         summary: 'Reverse a points event',

@@ -5,6 +5,7 @@ import { parseRemoteId } from '../core/ids.js';
 import { findCustomer, parseCustomerIdentifier } from '../customers/repository.js';
 import { shopRowCount } from '../db/counts.js';
 import { AppError, notFound } from '../errors.js';
+import { registerAction } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
@@ -21,11 +22,6 @@ const CustomerParams = Type.Object({
 });
 const FILTERS = {
   customer_identifier: Type.Optional(Type.String({ description: 'Only this customer\'s redemptions (remote_id or e-mail address)', examples: ['ada@example.com'] })),
-};
-/** use and void take no fields; their body may be left out. */
-const NoBody = Type.Object({}, { additionalProperties: false, description: 'No fields; the body may be left out' });
-const optionalBody = async (request: FastifyRequest) => {
-  if (request.body === undefined || request.body === null) request.body = {};
 };
 
 const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
@@ -129,53 +125,31 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     },
   );
 
-  const transitions = [
-    {
-      path: '/redemptions/:id/use',
-      summary: 'Mark a redemption used',
-      description: 'The platform consumed the code. Only an issued redemption whose code has not expired can be marked used (409 `redemption_not_usable`).',
-      code: 'redemption_not_usable' as const,
-      conflict: 'Not issued, or its code expired',
-      run: useRedemption,
-    },
-    {
-      path: '/redemptions/:id/void',
-      summary: 'Void a redemption',
-      description:
-        'Gives the points back exactly: a `reversal` event returns them into the very lots they came from, with their original expiry. ' +
-        'The code is not returned to the pool and the redemption still counts towards the reward\'s limit per customer. ' +
-        'Only an issued redemption can be voided (409 `redemption_not_voidable`). Sends `redemption.voided`.',
-      code: 'redemption_not_voidable' as const,
-      conflict: 'Already used or voided',
-      run: voidRedemption,
-    },
-  ];
-  for (const t of transitions) {
-    app.post(
-      t.path,
-      {
-        preValidation: optionalBody,
-        schema: {
-          tags: TAGS,
-          summary: t.summary,
-          description: t.description,
-          params: IdParams,
-          body: NoBody,
-          response: {
-            200: DataEnvelope(Redemption),
-            ...errorResponses('write', { 404: 'No such redemption in this shop', 409: `${t.conflict}, or a request with this Idempotency-Key is still running` }, [t.code]),
-          },
-        },
-      },
-      async (request, reply) => {
-        const { id } = request.params;
-        return runWrite(request, reply, async (trx) => {
-          const data = await t.run(trx, request.shop.id, pathId(id, 'redemption'), app.clock());
-          return { status: 200, body: { data } };
-        });
-      },
-    );
-  }
+  registerAction(app, {
+    path: '/redemptions/:id/use',
+    singular: 'redemption',
+    tags: TAGS,
+    summary: 'Mark a redemption used',
+    description: 'The platform consumed the code. Only an issued redemption whose code has not expired can be marked used (409 `redemption_not_usable`).',
+    record: Redemption,
+    codes: ['redemption_not_usable'],
+    conflict: 'Not issued, or its code expired',
+    run: useRedemption,
+  });
+  registerAction(app, {
+    path: '/redemptions/:id/void',
+    singular: 'redemption',
+    tags: TAGS,
+    summary: 'Void a redemption',
+    description:
+      'Gives the points back exactly: a `reversal` event returns them into the very lots they came from, with their original expiry. ' +
+      'The code is not returned to the pool and the redemption still counts towards the reward\'s limit per customer. ' +
+      'Only an issued redemption can be voided (409 `redemption_not_voidable`). Sends `redemption.voided`.',
+    record: Redemption,
+    codes: ['redemption_not_voidable'],
+    conflict: 'Already used or voided',
+    run: voidRedemption,
+  });
 
   app.get(
     '/customers/:customer_identifier/redemptions',

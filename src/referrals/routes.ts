@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { parseRemoteId } from '../core/ids.js';
 import { showError } from '../core/validation.js';
-import { notFound, validationError } from '../errors.js';
+import { validationError } from '../errors.js';
+import { registerAction } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { attachedErrors, isJsonObject } from '../http/validation.js';
@@ -22,21 +22,11 @@ const ReferralInput = Type.Object(
   },
   { additionalProperties: false, examples: [{ referral_code: 'K7QM2XH4RTCP', referred_email: 'grace@example.com' }] },
 );
-const IdParams = Type.Object({ id: Type.String({ description: 'The referral\'s id', examples: ['18'] }) });
-const NoBody = Type.Object({}, { additionalProperties: false, description: 'No fields; the body may be left out' });
-const optionalBody = async (request: FastifyRequest) => {
-  if (request.body === undefined || request.body === null) request.body = {};
-};
 
 async function customerExists(db: DB, shopId: number, remoteId: number): Promise<boolean> {
   return (await db.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '=', remoteId).executeTakeFirst()) !== undefined;
 }
 
-function pathId(text: string): number {
-  const id = parseRemoteId(text);
-  if (id === null) throw notFound('referral', text);
-  return id;
-}
 
 /** POST /referrals, and completing or cancelling one (reads are the generic record routes). */
 export function registerReferralRoutes(server: FastifyInstance): void {
@@ -83,39 +73,29 @@ export function registerReferralRoutes(server: FastifyInstance): void {
     },
   );
 
-  const transitions = [
-    {
-      path: '/referrals/:id/complete',
-      summary: 'Complete a referral',
-      description: 'Completes a pending referral by hand (the friend\'s first paid order does it by itself): the referral earning rules reward the referrer and, when the friend is a customer, the friend; sends `referral.completed`.',
-      run: completeReferral,
-    },
-    { path: '/referrals/:id/cancel', summary: 'Cancel a referral', description: 'Cancels a pending referral; the friend may then be referred again.', run: cancelReferral },
-  ];
-  for (const t of transitions) {
-    app.post(
-      t.path,
-      {
-        preValidation: optionalBody,
-        schema: {
-          tags: TAGS,
-          summary: t.summary,
-          description: `${t.description} Only a pending referral (409 \`referral_not_pending\`).`,
-          params: IdParams,
-          body: NoBody,
-          response: {
-            200: DataEnvelope(Referral),
-            ...errorResponses('write', { 404: 'No such referral in this shop', 409: 'Not pending, or a request with this Idempotency-Key is still running' }, ['referral_not_pending']),
-          },
-        },
-      },
-      async (request, reply) => {
-        const { id } = request.params;
-        return runWrite(request, reply, async (trx) => {
-          const data = await t.run(trx, request.shop.id, pathId(id), app.clock());
-          return { status: 200, body: { data } };
-        });
-      },
-    );
-  }
+  const pending = 'Only a pending referral (409 `referral_not_pending`).';
+  registerAction(app, {
+    path: '/referrals/:id/complete',
+    singular: 'referral',
+    tags: TAGS,
+    summary: 'Complete a referral',
+    description:
+      'Completes a pending referral by hand (the friend\'s first paid order does it by itself): the referral earning rules reward the referrer and, ' +
+      `when the friend is a customer, the friend; sends \`referral.completed\`. ${pending}`,
+    record: Referral,
+    codes: ['referral_not_pending'],
+    conflict: 'Not pending',
+    run: completeReferral,
+  });
+  registerAction(app, {
+    path: '/referrals/:id/cancel',
+    singular: 'referral',
+    tags: TAGS,
+    summary: 'Cancel a referral',
+    description: `Cancels a pending referral; the friend may then be referred again. ${pending}`,
+    record: Referral,
+    codes: ['referral_not_pending'],
+    conflict: 'Not pending',
+    run: cancelReferral,
+  });
 }

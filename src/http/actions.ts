@@ -1,0 +1,67 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type TSchema } from 'typebox';
+import { parseRemoteId } from '../core/ids.js';
+import type { DB } from '../db/tables.js';
+import { notFound, type ErrorCode } from '../errors.js';
+import { runWrite } from './idempotency.js';
+import { DataEnvelope, errorResponses } from './schemas.js';
+
+// Actions on one record: `POST /{things}/{id}/{verb}` (use, void, complete, cancel). They take
+// no fields (the body may be left out), run in one transaction with Idempotency-Key, and answer
+// 200 with the record as it is after the action.
+
+const NoBody = Type.Object({}, { additionalProperties: false, description: 'No fields; the body may be left out' });
+
+/** A route's hook: a body left out reads as {} (it runs after the app's hooks). */
+export const optionalBody = async (request: FastifyRequest) => {
+  if (request.body === undefined || request.body === null) request.body = {};
+};
+
+export interface Action {
+  /** `/redemptions/:id/use` */
+  path: string;
+  /** `redemption`, in 404 messages and the id's description. */
+  singular: string;
+  tags: string[];
+  summary: string;
+  description: string;
+  /** The record as shown. */
+  record: TSchema;
+  /** The 409 codes of the action, and when they are answered. */
+  codes: readonly ErrorCode[];
+  conflict: string;
+  run(trx: DB, shopId: number, id: number, now: number): Promise<unknown>;
+}
+
+export function registerAction(server: FastifyInstance, action: Action): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  const IdParams = Type.Object({ id: Type.String({ description: `The ${action.singular}'s id`, examples: ['31'] }) });
+  app.post(
+    action.path,
+    {
+      preValidation: optionalBody,
+      schema: {
+        tags: action.tags,
+        summary: action.summary,
+        description: action.description,
+        params: IdParams,
+        body: NoBody,
+        response: {
+          200: DataEnvelope(action.record),
+          ...errorResponses('write', { 404: `No such ${action.singular} in this shop`, 409: `${action.conflict}, or a request with this Idempotency-Key is still running` }, action.codes),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      return runWrite(request, reply, async (trx) => {
+        // Inside the write, so that a retried key replays the 404 too.
+        const recordId = parseRemoteId(id);
+        if (recordId === null) throw notFound(action.singular, id);
+        const data = await action.run(trx, request.shop.id, recordId, app.clock());
+        return { status: 200, body: { data } };
+      });
+    },
+  );
+}
