@@ -53,12 +53,22 @@ async function codeTaken(trx: DB, shopId: number, code: string): Promise<boolean
  */
 async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redemptionId: number): Promise<string | null> {
   const skipLocked = isPostgres(trx) ? sql`for update skip locked` : sql``;
+  const hints = claimHints(trx);
+  const key = `${shopId}:${rewardId}`;
   for (;;) {
-    const { rows } = await sql<{ code: string }>`update reward_codes set redemption_id = ${redemptionId}
+    // From the last code this process issued for the reward first: on PostgreSQL the index
+    // entries of the codes issued before it stay until vacuum, and every claim would step over them.
+    const from = hints.get(key) ?? 0;
+    const claim = (after: number) => sql<{ id: number; code: string }>`update reward_codes set redemption_id = ${redemptionId}
       where shop_id = ${shopId} and id = (select id from reward_codes where shop_id = ${shopId} and reward_id = ${rewardId} and redemption_id is null
-        order by redemption_id, id limit 1 ${skipLocked})
-      returning code`.execute(trx);
-    if (rows.length > 0) return rows[0]!.code;
+        and id >= ${after} order by redemption_id, id limit 1 ${skipLocked})
+      returning id, code`.execute(trx);
+    let { rows } = await claim(from);
+    if (rows.length === 0 && from > 0) ({ rows } = await claim(0));
+    if (rows.length > 0) {
+      hints.set(key, Number(rows[0]!.id));
+      return rows[0]!.code;
+    }
     const pool = trx.selectFrom('reward_codes').select('id').where('shop_id', '=', shopId).where('reward_id', '=', rewardId);
     if ((await pool.limit(1).executeTakeFirst()) === undefined) return null;
     const claimed = await pool.where('redemption_id', 'is', null).orderBy('redemption_id').orderBy('id').limit(1).executeTakeFirst();
@@ -66,6 +76,15 @@ async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redempti
     // Every unused code is claimed by a racing redemption: wait for one to end, then look again.
     await lockedRows(trx, pool.where('id', '=', claimed.id)).execute();
   }
+}
+
+/** Per database: the last pool code this process issued, by shop and reward (a hint only). */
+const hintsByDatabase = new WeakMap<object, Map<string, number>>();
+function claimHints(trx: DB): Map<string, number> {
+  const adapter = trx.getExecutor().adapter;
+  let hints = hintsByDatabase.get(adapter);
+  if (hints === undefined) hintsByDatabase.set(adapter, (hints = new Map()));
+  return hints;
 }
 
 export interface RedeemInput {
