@@ -62,7 +62,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const rows: OrderState[] = [];
   for (let i = 0; i < remoteIds.length; i += 500) {
     const chunk = remoteIds.slice(i, i + 500);
-    const found = await lockedRows(trx, trx.selectFrom('orders').selectAll().where('shop_id', '=', shopId).where('remote_id', 'in', chunk).orderBy('remote_id')).execute();
+    const found = await lockedRows(trx, trx.selectFrom('orders').select([...NUMERIC, 'currency', 'financial_status']).where('shop_id', '=', shopId).where('remote_id', 'in', chunk).orderBy('remote_id')).execute();
     rows.push(...found.map((row) => toState(row as unknown as Record<string, unknown>)));
   }
   const rule = await enabledRule(trx, shopId, 'order');
@@ -99,7 +99,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
     if (JSON.stringify(order) !== before) changed.push(order);
   }
   if (postings.length > 0) {
-    const posted = await postEvents(trx, shopId, postings, now);
+    const posted = await postEvents(trx, shopId, postings, now, { locked: balances });
     // Every clawback was bounded by what the customer had: nothing can fail here.
     if (posted.failures.length > 0) throw new Error(`order settlement could not post: ${JSON.stringify(posted.failures)}`);
   }

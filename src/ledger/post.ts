@@ -87,6 +87,11 @@ export interface Posted {
 export interface PostOptions {
   /** Judge the postings (their failures) but write nothing: the caller already fails. */
   judgeOnly?: boolean;
+  /**
+   * The balances the caller already locked (lockBalances) in this transaction, for every
+   * customer of the postings: they are not read again.
+   */
+  locked?: ReadonlyMap<number, Balances>;
 }
 
 /**
@@ -124,7 +129,8 @@ interface CustomerState {
 export async function postEvents(trx: DB, shopId: number, postings: readonly Posting[], now: number, options: PostOptions = {}): Promise<Posted> {
   const states = new Map<number, CustomerState>();
   if (postings.length === 0) return { failures: [], events: [], balances: new Map() };
-  const balances = await lockBalances(trx, shopId, postings.map((p) => p.customer.remoteId), now);
+  const ids = postings.map((p) => p.customer.remoteId);
+  const balances = options.locked !== undefined && ids.every((id) => options.locked!.has(id)) ? options.locked : await lockBalances(trx, shopId, ids, now);
   for (const { customer } of postings) {
     if (states.has(customer.remoteId)) continue;
     const before = balances.get(customer.remoteId);
