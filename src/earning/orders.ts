@@ -71,15 +71,15 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   // Each buyer's VIP multiplier: that of the tier they hold before this write's events.
   const multipliers = new Map<number, number>();
   const tiers = new Map((await tiersOf(trx, shopId)).map((t) => [t.id, t.multiplier]));
-  for (let i = 0; i < buyers.length; i += 500) {
-    const found = await trx.selectFrom('customers').select(['remote_id', 'email', 'vip_tier_id']).where('shop_id', '=', shopId).where('remote_id', 'in', buyers.slice(i, i + 500)).execute();
-    for (const c of found) {
-      known.set(Number(c.remote_id), c.email);
+  // One read of the buyers: their balances, locked, with their e-mails and tiers.
+  const balances = await lockBalances(trx, shopId, buyers, now, {
+    columns: ['email', 'vip_tier_id'],
+    each(c) {
+      known.set(Number(c.remote_id), (c.email as string | null) ?? null);
       if (c.vip_tier_id !== null && c.vip_tier_id !== undefined) multipliers.set(Number(c.remote_id), tiers.get(Number(c.vip_tier_id)) ?? 1);
-    }
-  }
+    },
+  });
   const multiplier = options.multiplier ?? ((customer: number) => multipliers.get(customer) ?? 1);
-  const balances = await lockBalances(trx, shopId, [...known.keys()], now);
   const available = new Map([...balances].map(([id, b]) => [id, { points: b.points, credits: b.credits }]));
 
   const postings: Posting[] = [];

@@ -112,18 +112,26 @@ export async function balancesAt(db: DB, shopId: number, rows: readonly (StoredC
  * Locks these customers until the transaction ends (in ascending remote_id, so two writers
  * never deadlock) and reads their balances at `now`: what a ledger write starts from.
  */
-export async function lockBalances(trx: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<Map<number, Balances>> {
+export async function lockBalances(
+  trx: DB,
+  shopId: number,
+  remoteIds: readonly number[],
+  now: number,
+  /** Other columns of the customers to read with the same statement, handed to `each`. */
+  also?: { columns: readonly ('email' | 'vip_tier_id')[]; each(row: Record<string, unknown>): void },
+): Promise<Map<number, Balances>> {
   const sorted = [...new Set(remoteIds)].sort((a, b) => a - b);
   const rows: (StoredColumns & { remote_id: number })[] = [];
   for (let i = 0; i < sorted.length; i += 1000) {
     const query = trx
       .selectFrom('customers')
-      .select(['remote_id', ...BALANCE_COLUMNS])
+      .select(['remote_id', ...BALANCE_COLUMNS, ...(also?.columns ?? [])])
       .where('shop_id', '=', shopId)
       .where('remote_id', 'in', sorted.slice(i, i + 1000))
       .orderBy('remote_id');
     rows.push(...((await lockedRows(trx, query).execute()) as (StoredColumns & { remote_id: number })[]));
   }
+  if (also !== undefined) for (const row of rows) also.each(row as unknown as Record<string, unknown>);
   const balances = await balancesAt(trx, shopId, rows, now);
   return new Map(rows.map((row, i) => [Number(row.remote_id), balances[i]!]));
 }
