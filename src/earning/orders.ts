@@ -88,14 +88,15 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const paidBy = new Map<number, { remoteId: number; email: string | null }>();
   const pendingDelta = new Map<number, number>();
   const addPending = (customer: number, delta: number) => pendingDelta.set(customer, (pendingDelta.get(customer) ?? 0) + delta);
+  const settlement: Settlement = { shop, now, known, available, postings, addPending };
   for (const order of rows) {
     const before = JSON.stringify(order);
     if (order.earned_at === null && options.earn !== false) {
-      earn(shop, rule, order, known, now, postings, addPending, available, multiplier);
+      earn(settlement, rule, order, multiplier);
       const buyer = order.points_customer_remote_id;
       if (order.earned_at !== null && buyer !== null && order.financial_status !== 'refunded') paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
     }
-    if (order.earned_at !== null && order.points_customer_remote_id !== null) clawBack(shop, order, known, now, postings, addPending, available);
+    if (order.earned_at !== null && order.points_customer_remote_id !== null) clawBack(settlement, order);
     if (JSON.stringify(order) !== before) changed.push(order);
   }
   if (postings.length > 0) {
@@ -122,20 +123,20 @@ export async function addPendingPoints(trx: DB, shopId: number, deltas: Readonly
   }
 }
 
-type Available = Map<number, { points: number; credits: number }>;
+/** What one settlement works with: its shop, its buyers, and what it collects to write. */
+interface Settlement {
+  shop: Shop;
+  now: number;
+  /** The buyers that are customers, with their e-mails. */
+  known: Map<number, string | null>;
+  /** What each buyer has available, as the postings so far leave it. */
+  available: Map<number, { points: number; credits: number }>;
+  postings: Posting[];
+  addPending(customer: number, delta: number): void;
+}
 
 /** The order's first paid status: it earns by the rule (nothing when there is none). */
-function earn(
-  shop: Shop,
-  rule: EarningRule | undefined,
-  order: OrderState,
-  known: Map<number, string | null>,
-  now: number,
-  postings: Posting[],
-  addPending: (customer: number, delta: number) => void,
-  available: Available,
-  multiplier: (customer: number) => number,
-): void {
+function earn({ shop, now, known, available, postings, addPending }: Settlement, rule: EarningRule | undefined, order: OrderState, multiplier: (customer: number) => number): void {
   if (!PAID.has(order.financial_status)) return;
   const customer = order.customer_remote_id;
   // First seen refunded: it was paid and refunded in full, which earns nothing in the end, and
@@ -176,15 +177,7 @@ function earn(
 }
 
 /** Refunds take back their share of what the order earned: pending points first, never below zero. */
-function clawBack(
-  shop: Shop,
-  order: OrderState,
-  known: Map<number, string | null>,
-  now: number,
-  postings: Posting[],
-  addPending: (customer: number, delta: number) => void,
-  available: Available,
-): void {
+function clawBack({ shop, now, known, available, postings, addPending }: Settlement, order: OrderState): void {
   const customer = order.points_customer_remote_id!;
   const full = order.financial_status === 'refunded';
   const refunded = PAID.has(order.financial_status) ? order.total_refunded : 0;
