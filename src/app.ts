@@ -8,6 +8,7 @@ import type { Database } from './db/connect.js';
 import type { DB } from './db/tables.js';
 import { registerAuth } from './http/auth.js';
 import { replayKnownKey } from './http/idempotency.js';
+import { refuseUnknownParams } from './http/query.js';
 import { clientErrorHandler, frameworkError, registerErrorHandling } from './http/error-handler.js';
 import { registerHealth } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -124,6 +125,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     async (api) => {
       registerAuth(api);
       await registerRateLimit(api, config);
+      api.addHook('preValidation', refuseUnknownParams);
       api.addHook('preValidation', replayKnownKey);
       registerShopRoutes(api);
       registerRecordRoutes(api);

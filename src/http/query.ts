@@ -71,3 +71,18 @@ export function assertParams(errors: readonly ErrorDetail[]): void {
   if (errors.length === 0) return;
   throw new AppError('invalid_parameter', errors.length === 1 ? errors[0]!.message : `${errors.length} query parameters are invalid`, { details: [...errors] });
 }
+
+/**
+ * Refuses query parameters a route does not document (a mistyped filter would otherwise be
+ * ignored and the list would show the wrong data), as unknown body fields are refused: 400
+ * with an `unknown_parameter` detail for each. Runs before authentication's lookups are used.
+ */
+export async function refuseUnknownParams(request: FastifyRequest): Promise<void> {
+  const at = request.url.indexOf('?');
+  if (at < 0) return;
+  const documented = (request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  const unknown = [...new Set(new URLSearchParams(request.url.slice(at + 1)).keys())].filter((name) => !Object.hasOwn(documented, name));
+  if (unknown.length === 0) return;
+  const details = unknown.map((name) => ({ param: name, code: 'unknown_parameter', message: `${name} is not a known query parameter of this endpoint` }));
+  throw new AppError('invalid_parameter', details.length === 1 ? details[0]!.message : `${details.length} query parameters are unknown`, { details });
+}

@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { findCustomer } from '../customers/repository.js';
 import { shopRowCount } from '../db/counts.js';
-import { notFound } from '../errors.js';
+import { notFound, type ErrorDetail } from '../errors.js';
+import { assertParams, readParams } from '../http/query.js';
 import { ListEnvelope, ListQuery, paginate, queryParams } from '../http/pagination.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { eventJson } from './event-json.js';
@@ -21,6 +22,11 @@ const IdParams = Type.Object({ id: Type.String({ description: 'The points event\
 const CustomerParams = Type.Object({
   customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
 });
+
+/** The shop's list only: one customer's events, by remote_id or e-mail. */
+const CUSTOMER_FILTER = {
+  customer_identifier: Type.Optional(Type.String({ minLength: 1, description: 'Only this customer\'s events (remote_id or e-mail address, case-insensitive)', examples: ['ada@example.com'] })),
+};
 
 const listSpec = {
   idColumn: 'points_events.id',
@@ -39,12 +45,21 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: 'List points events',
         description: 'The shop\'s ledger, with cursor or offset pagination, filtered by source and applied_at.',
-        querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
+        querystring: ListQuery(Object.keys(SORTABLE), { ...EVENT_FILTERS, ...CUSTOMER_FILTER }),
         response: { 200: ListEnvelope(PointsEvent), ...errorResponses('read', { 400: 'A bad pagination or filter parameter' }) },
       },
     },
     async (request) => {
-      const filters = parseEventFilters(queryParams(request));
+      const params = queryParams(request);
+      const filters = parseEventFilters(params);
+      const errors: ErrorDetail[] = [];
+      const { customer_identifier } = readParams(params, CUSTOMER_FILTER, errors);
+      assertParams(errors);
+      if (customer_identifier !== undefined) {
+        // An unknown customer has no events: the page is empty, not an error.
+        const customer = await findCustomer(app.db, request.shop.id, String(customer_identifier));
+        filters.customerRemoteId = customer === undefined ? 0 : Number(customer.remote_id);
+      }
       const unfiltered = Object.keys(filters).length === 0;
       const spec = unfiltered ? { ...listSpec, total: () => shopRowCount(app.db, request.shop.id, 'points_events') } : listSpec;
       return paginate(app.db, request, eventsQuery(app.db, request.shop.id, filters), spec);

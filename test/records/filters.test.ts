@@ -43,3 +43,30 @@ describe(`customers list filters (${TEST_DIALECT})`, () => {
     expect(errorOf(res).details!.map((d) => d.param).sort()).toEqual(['updated_at[gte]', 'vip_tier_id']);
   });
 });
+
+describe(`unknown query parameters (${TEST_DIALECT})`, () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await setup();
+  });
+  afterAll(() => t.close());
+
+  it('are refused by name on lists and on single records, as unknown body fields are', async () => {
+    // A mistyped filter would otherwise list every customer's events.
+    const typo = await t.request('GET', `${API}/points_events`, { query: { customer_identifer: '123', 'pagination[limit]': '5' } });
+    expect(typo.statusCode).toBe(400);
+    expect(errorOf(typo)).toMatchObject({ code: 'invalid_parameter', details: [{ param: 'customer_identifer', code: 'unknown_parameter' }] });
+    const two = await t.request('GET', `${API}/shop`, { query: { a: '1', b: '2' } });
+    expect(errorOf(two).details!.map((d) => d.param)).toEqual(['a', 'b']);
+    expect((await t.request('GET', `${API}/points_events`, { query: { source: 'order', 'applied_at[gte]': '2026-01-01T00:00:00Z' } })).statusCode).toBe(200);
+  });
+
+  it('filter points events by customer_identifier, in both modes', async () => {
+    for (const id of [1, 2]) await t.request('PUT', `${API}/customers/${id}`, { body: { email: `c${id}@example.com` } });
+    for (const id of [1, 2, 1]) await t.request('POST', `${API}/points_events`, { body: { customer_identifier: String(id), source: 'manual', points_amount: 5 } });
+    const of = async (query: Record<string, string>) => (await t.request('GET', `${API}/points_events`, { query })).json().data.map((e: { customer: { remote_id: number } }) => e.customer.remote_id);
+    expect(await of({ customer_identifier: 'C1@example.com' })).toEqual([1, 1]);
+    expect(await of({ customer_identifier: '2', 'pagination[limit]': '10' })).toEqual([2]);
+    expect(await of({ customer_identifier: '999' })).toEqual([]);
+  });
+});

@@ -98,7 +98,7 @@ describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
     });
 
     it('offset links are absolute, exact, and keep the other parameters', async () => {
-      const query = 'q=a%20b&sort[order_type]=created_at&sort[order_direction]=desc';
+      const query = 'sort[order_type]=created_at&sort[order_direction]=desc';
       const link = (page: number) => `${PUBLIC}${API}/${path}?${query}&pagination[page]=${page}&pagination[per_page]=100`;
       const total = expected().length + (r.id === 'remote_id' ? 1 : 0);
       const lastPage = Math.ceil(total / 100);
@@ -171,11 +171,11 @@ describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
     const local = await setup();
     try {
       await local.request('PUT', `${API}/customers/5`, { body: {} });
-      const res = await local.request('GET', `${API}/customers?pagination%5Bper_page%5D=1&name=J%C3%BCrgen%26co`, { headers: { host: 'shop.test:8080' } });
+      const res = await local.request('GET', `${API}/customers?pagination%5Bper_page%5D=1&email=J%C3%BCrgen%26co%40example.com`, { headers: { host: 'shop.test:8080' } });
       expect(res.json().links).toEqual({
-        self: `http://shop.test:8080${API}/customers?name=J%C3%BCrgen%26co&pagination[page]=1&pagination[per_page]=1`,
+        self: `http://shop.test:8080${API}/customers?email=J%C3%BCrgen%26co%40example.com&pagination[page]=1&pagination[per_page]=1`,
         next: null,
-        last: `http://shop.test:8080${API}/customers?name=J%C3%BCrgen%26co&pagination[page]=1&pagination[per_page]=1`,
+        last: `http://shop.test:8080${API}/customers?email=J%C3%BCrgen%26co%40example.com&pagination[page]=1&pagination[per_page]=1`,
       });
     } finally {
       await local.close();
