@@ -18,6 +18,9 @@ import { checkedBody, createRecord, patchRecord, raced, refuse, removeRecord, re
 // The routes of every record resource, generated from its description. Each route below is
 // registered explicitly per resource: grep for `/${r.path}`.
 
+/** `an order`, `a VIP tier`, `a subscription billing attempt`. */
+const aOrAn = (noun: string) => `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+
 const Deleted = Type.Object(
   { id: Type.Integer({ examples: [42] }), deleted: Type.Literal(true) },
   { $id: 'DeletedRecord', title: 'DeletedRecord', description: 'What DELETE answers: the record is gone for good' },
@@ -79,7 +82,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       {
         schema: {
           tags,
-          summary: `Retrieve a ${r.singular}`,
+          summary: `Retrieve ${aOrAn(r.singular)}`,
           params: GetParams,
           response: { 200: DataEnvelope(d.record), ...errorResponses('read', { 404: `No such ${r.singular} in this shop` }) },
         },
@@ -104,7 +107,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           attachValidation: true,
           schema: {
             tags,
-            summary: `Create or replace a ${r.singular}`,
+            summary: `Create or replace ${aOrAn(r.singular)}`,
             description: `Upserts the ${r.singular} synced from the commerce platform. Fields left out are cleared. Answers 201 when the ${r.singular} is new, 200 when it existed.`,
             params: PutParams,
             body: d.input,
@@ -137,7 +140,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           attachValidation: true,
           schema: {
             tags,
-            summary: `Create a ${r.singular}`,
+            summary: `Create ${aOrAn(r.singular)}`,
             body: d.input,
             response: { 201: DataEnvelope(d.created), ...errorResponses('write') },
           },
@@ -160,7 +163,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           attachValidation: true,
           schema: {
             tags,
-            summary: `Update a ${r.singular}`,
+            summary: `Update ${aOrAn(r.singular)}`,
             description: 'Changes only the fields sent.',
             params: IdParams,
             body: d.patch,
@@ -183,7 +186,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
         {
           schema: {
             tags,
-            summary: `Delete a ${r.singular}`,
+            summary: `Delete ${aOrAn(r.singular)}`,
             description: 'Deletes the record for good and answers 200 with its id and `deleted: true`.',
             params: IdParams,
             response: { 200: DataEnvelope(Deleted), ...errorResponses('write', { 404: `No such ${r.singular} in this shop` }) },
