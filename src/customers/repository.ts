@@ -1,11 +1,10 @@
 import { sql, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
-import { MAX_REMOTE_ID, parseRemoteId } from '../core/ids.js';
+import { parseRemoteId } from '../core/ids.js';
 import { pushTo } from '../core/maps.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
-export { MAX_REMOTE_ID, parseRemoteId };
 
 /**
  * How a customer_identifier names a customer: containing `@`, an e-mail (case-insensitive);

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseBusyError } from '../db/connection-queue.js';
 import { AppError, errorStatus, errorType, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { toErrorDetails } from './validation.js';
+import { toErrorDetails } from '../core/validation.js';
 
 // The one place that turns failures into HTTP responses, Fastify's own included.
 

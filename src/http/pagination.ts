@@ -5,7 +5,6 @@ import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { assertParams, queryParams, readParams } from './query.js';
 
-export { queryParams };
 
 // The one pagination implementation behind every list endpoint (docs/pagination.md).
 

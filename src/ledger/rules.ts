@@ -7,7 +7,6 @@ import { CREDITS_ERROR, NAMED_SOURCES, type PointsEventInput } from './schemas.j
 // Customers and balances are checked when the batch is applied (apply.ts).
 // The rules run on every field that passed its schema, not only on wholly valid events.
 
-export { DAY_MS };
 /** applied_at may run ahead of our clock by this much (clients' clocks drift). */
 export const MAX_FUTURE_MS = 5 * 60_000;
 

@@ -5,14 +5,13 @@ import { existingRecords, selectRecords } from './repository.js';
 import { recordsJson, type Resource, type Row } from './resource.js';
 import { pushTo } from '../core/maps.js';
 
-// Which record writes announce what (through the outbox, events/outbox.ts): a customer created or updated (PUT, import), a referral
-// whose status becomes completed (POST or PATCH).
+// Which record writes announce what (through the outbox, events/outbox.ts): a customer created
+// or updated (PUT, import, demo). What the programme does (a referral completing, a tier
+// changing) is announced by the programme itself (referrals/, tiers/).
 
 export interface RecordChange {
   /** True when the write created the record. */
   created: boolean;
-  /** The stored row before the write, when the writer read it (PATCH). */
-  previous?: Row;
   /** The record as the API shows it after the write. */
   record: Row;
 }
@@ -24,10 +23,6 @@ interface Rule {
 
 const RULES: Readonly<Record<string, Rule>> = {
   customers: { topics: ['customer.created', 'customer.updated'], topicOf: (c) => (c.created ? 'customer.created' : 'customer.updated') },
-  referrals: {
-    topics: ['referral.completed'],
-    topicOf: (c) => (c.record.status === 'completed' && (c.created || c.previous?.status !== 'completed') ? 'referral.completed' : null),
-  },
 };
 
 /** Enqueues the webhook events of these writes of `r`, in the writer's transaction. */

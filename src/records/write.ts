@@ -140,7 +140,7 @@ export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | 
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: { ...existing, ...values }, candidate: { id, values }, write });
   await recordsWritten(trx, w, r.table, [{ id, created: false, values: row! }]);
   const record = await shown(trx, w, r, row!);
-  await enqueueRecordEvents(trx, w.shopId, r, [{ created: false, previous: existing, record }], w.now);
+  await enqueueRecordEvents(trx, w.shopId, r, [{ created: false, record }], w.now);
   return record;
 }
 

@@ -1,10 +1,9 @@
 import { oneOf, secret, text } from '../fields.js';
-import { WEBHOOK_TOPICS, type WebhookTopic } from '../../events/topics.js';
+import { WEBHOOK_TOPICS } from '../../events/topics.js';
 import type { Resource } from '../resource.js';
 import { publicUrlErrors } from '../../core/addresses.js';
 
 // The topics a webhook subscribes to are what the API announces (events/topics.ts).
-export { WEBHOOK_TOPICS, type WebhookTopic };
 
 export const webhooks: Resource = {
   table: 'webhooks',
