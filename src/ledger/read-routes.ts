@@ -2,10 +2,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
+import { CUSTOMER_FILTER, filteredCustomer } from '../customers/filter.js';
 import { findCustomer } from '../customers/repository.js';
 import { shopRowCount } from '../db/counts.js';
-import { notFound, type ErrorDetail } from '../errors.js';
-import { assertParams, readParams } from '../http/query.js';
+import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { queryParams } from '../http/query.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
@@ -24,10 +24,6 @@ const CustomerParams = Type.Object({
   customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
 });
 
-/** The shop's list only: one customer's events, by remote_id or e-mail. */
-const CUSTOMER_FILTER = {
-  customer_identifier: Type.Optional(Type.String({ minLength: 1, description: 'Only this customer\'s events (remote_id or e-mail address, case-insensitive)', examples: ['ada@example.com'] })),
-};
 
 const listSpec = {
   idColumn: 'points_events.id',
@@ -53,14 +49,8 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     async (request) => {
       const params = queryParams(request);
       const filters = parseEventFilters(params);
-      const errors: ErrorDetail[] = [];
-      const { customer_identifier } = readParams(params, CUSTOMER_FILTER, errors);
-      assertParams(errors);
-      if (customer_identifier !== undefined) {
-        // An unknown customer has no events: the page is empty, not an error.
-        const customer = await findCustomer(app.db, request.shop.id, String(customer_identifier));
-        filters.customerRemoteId = customer === undefined ? 0 : Number(customer.remote_id);
-      }
+      const customer = await filteredCustomer(app.db, request.shop.id, params);
+      if (customer !== undefined) filters.customerRemoteId = customer;
       const unfiltered = Object.keys(filters).length === 0;
       const spec = unfiltered ? { ...listSpec, total: () => shopRowCount(app.db, request.shop.id, 'points_events') } : listSpec;
       return paginate(app.db, request, eventsQuery(app.db, request.shop.id, filters), spec);

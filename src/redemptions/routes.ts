@@ -1,10 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
-import { findCustomer, parseCustomerIdentifier } from '../customers/repository.js';
+import { CUSTOMER_FILTER, filteredCustomer } from '../customers/filter.js';
+import { findCustomer } from '../customers/repository.js';
 import { shopRowCount } from '../db/counts.js';
-import { AppError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { registerAction } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
@@ -21,9 +22,6 @@ const RewardParams = Type.Object({ id: Type.String({ description: 'The reward\'s
 const CustomerParams = Type.Object({
   customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
 });
-const FILTERS = {
-  customer_identifier: Type.Optional(Type.String({ description: 'Only this customer\'s redemptions (remote_id or e-mail address)', examples: ['ada@example.com'] })),
-};
 
 const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
 
@@ -32,20 +30,6 @@ function pathId(text: string, what: string): number {
   const id = parseRemoteId(text);
   if (id === null) throw notFound(what, text);
   return id;
-}
-
-/** The customer the `customer_identifier` filter names: undefined when absent, null when none matches. */
-async function filteredCustomer(app: FastifyInstance, request: FastifyRequest): Promise<number | null | undefined> {
-  const values = queryParams(request).getAll('customer_identifier');
-  if (values.length === 0) return undefined;
-  if (values.length > 1) {
-    throw new AppError('invalid_parameter', 'customer_identifier must be given once', {
-      details: [{ param: 'customer_identifier', code: 'repeated', message: 'customer_identifier must be given once' }],
-    });
-  }
-  if (parseCustomerIdentifier(values[0]!) === null) return null;
-  const customer = await findCustomer(app.db, request.shop.id, values[0]!);
-  return customer === undefined ? null : Number(customer.remote_id);
 }
 
 /** Redemptions, and the code pools of rewards. */
@@ -92,18 +76,17 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: 'List redemptions',
         description: 'The shop\'s redemptions, newest last, with cursor or offset pagination; `customer_identifier` narrows to one customer.',
-        querystring: ListQuery([], FILTERS),
+        querystring: ListQuery([], CUSTOMER_FILTER),
         response: { 200: ListEnvelope(Redemption), ...errorResponses('read', { 400: 'A bad pagination or filter parameter' }) },
       },
     },
     async (request) => {
-      const customer = await filteredCustomer(app, request);
-      // An unknown customer has no redemptions: the page is empty, not an error.
+      const customer = await filteredCustomer(app.db, request.shop.id, queryParams(request));
       if (customer === undefined) {
         const total = () => shopRowCount(app.db, request.shop.id, 'redemptions');
         return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id), { ...listSpec, total });
       }
-      return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id, { customerRemoteId: customer ?? 0 }), listSpec);
+      return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id, { customerRemoteId: customer }), listSpec);
     },
   );
 
