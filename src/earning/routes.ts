@@ -5,6 +5,7 @@ import { findCustomer } from '../customers/repository.js';
 import { validationError } from '../errors.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { creditsToNumber } from '../ledger/balances.js';
+import { getShop } from '../shops/repository.js';
 import { tiersOf } from '../tiers/tiers.js';
 import { orderEarning, enabledRule } from './rules.js';
 
@@ -56,8 +57,9 @@ export function registerEarningRoutes(server: FastifyInstance): void {
       const tier = (await tiersOf(app.db, request.shop.id)).find((t) => t.id === Number(customer.vip_tier_id));
       const multiplier = tier?.multiplier ?? 1;
       const earning = orderEarning(rule, Math.round(cents), currency, multiplier);
-      const shopPending = (await app.db.selectFrom('shops').select('points_pending_days').where('id', '=', request.shop.id).executeTakeFirst())?.points_pending_days ?? 0;
-      return { data: { points: earning.points, credits: creditsToNumber(earning.credits), earning_rule_id: rule?.id ?? null, multiplier, pending: Number(shopPending) > 0 && earning.points > 0 } };
+      // The shop's settings as they are now (the request's shop may be a moment old).
+      const shop = await getShop(app.db, request.shop.id);
+      return { data: { points: earning.points, credits: creditsToNumber(earning.credits), earning_rule_id: rule?.id ?? null, multiplier, pending: (shop?.points_pending_days ?? 0) > 0 && earning.points > 0 } };
     },
   );
 }

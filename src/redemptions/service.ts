@@ -109,9 +109,10 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
   // The redemption's id first: its event links to it. (Taken before the customer's lock, as
   // every redemption does, so that two never wait on each other in opposite orders.)
   const [id] = await allocateIds(trx, shopId, 'redemptions', 1);
+  // Under the customer's lock, racing redemptions of one customer count each other (postEvents
+  // takes the lock itself when there is no limit to count).
+  const locked = reward.limit_per_customer === null ? undefined : await lockBalances(trx, shopId, [remoteId], now);
   if (reward.limit_per_customer !== null) {
-    // Under the customer's lock, racing redemptions of one customer count each other.
-    await lockBalances(trx, shopId, [remoteId], now);
     const { n } = await trx
       .selectFrom('redemptions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -147,6 +148,7 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
       },
     ],
     now,
+    { locked },
   );
   if (posted.failures.length > 0) {
     const available = posted.balances.get(remoteId)?.points ?? 0;

@@ -102,10 +102,9 @@ export async function retier(trx: DB, shopId: number, subjects: readonly TierSub
     created_at: now,
   }));
   await insertRows(trx, 'vip_tier_changes', rows);
-  await enqueueEvents(trx, shopId, 'customer.vip_tier_changed', () =>
-    Promise.resolve(rows.map((row, i) => ({ ...tierChangeJson(row), customer: { remote_id: row.customer_remote_id, email: changed[i]!.subject.email } }))),
-    now,
-  );
+  // Built only when the shop has a webhook for the topic.
+  const changes = async () => rows.map((row, i) => ({ ...tierChangeJson(row), customer: { remote_id: row.customer_remote_id, email: changed[i]!.subject.email } }));
+  await enqueueEvents(trx, shopId, 'customer.vip_tier_changed', changes, now);
   return changed.length;
 }
 
