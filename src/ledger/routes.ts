@@ -120,7 +120,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
           'Writes one `reversal` event that undoes the event exactly: what a deduction took goes back into the very lots it came from, with their ' +
           'original expiry (what lands in a lot that has expired since is written off by the expiry sweep); what a grant gave is taken back from its ' +
           'own lot first, then first-expiring first from the others, never below zero (422 `insufficient_balance`). Expirations and reversals cannot ' +
-          'be reversed (422 `not_reversible`), and an event is reversed at most once (409 `already_reversed`). The original then shows ' +
+          'be reversed (422 `not_reversible`), nor can a redemption\'s event (void the redemption) or an order\'s (send its refund); an event is reversed at most once (409 `already_reversed`). The original then shows ' +
           '`reversed_by_event_id`. The body is optional.',
         params: ReverseParams,
         body: ReverseInput,
