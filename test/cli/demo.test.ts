@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API } from '../helpers/app.js';
 import { cliContext, type CliContext, type CliShop } from '../helpers/cli.js';
 import { TEST_DIALECT } from '../helpers/database.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
 
 // `loyalty demo --shop <id> --customers N`: sample data a merchant can try the API on, checked
 // over HTTP for what a merchant would rely on (balances that the ledger explains). Re-running it
@@ -206,5 +207,9 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
       expect(result.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
     }
     expect(await count()).toBe(before);
+  });
+
+  it('leaves a ledger that loyalty verify finds consistent', async () => {
+    expect(await verifyLedger(t.database.db, null)).toEqual([]);
   });
 });

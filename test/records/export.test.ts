@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
+import { expectConsistentLedger } from '../ledger/fixtures.js';
 
 // GET /customers/{customer_identifier}/export: everything stored about one customer, as one
 // streamed JSON document. The `it` blocks share one shop, in order.
@@ -43,4 +44,6 @@ describe(`customer export (${TEST_DIALECT})`, () => {
     expect(data.subscription_contracts).toEqual([]);
     expect((await t.request('GET', `${API}/customers/404404/export`)).statusCode).toBe(404);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, DAY, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
+import { expectConsistentLedger } from '../ledger/fixtures.js';
 
 // Filters of the customers list: by e-mail and by updated_at, in both pagination modes.
 // The `it` blocks share one shop and its clock, in order.
@@ -42,6 +43,8 @@ describe(`customers list filters (${TEST_DIALECT})`, () => {
     expect(res.statusCode).toBe(400);
     expect(errorOf(res).details!.map((d) => d.param).sort()).toEqual(['updated_at[gte]', 'vip_tier_id']);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
 
 describe(`unknown query parameters (${TEST_DIALECT})`, () => {
@@ -69,4 +72,6 @@ describe(`unknown query parameters (${TEST_DIALECT})`, () => {
     expect(await of({ customer_identifier: '2', 'pagination[limit]': '10' })).toEqual([2]);
     expect(await of({ customer_identifier: '999' })).toEqual([]);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
