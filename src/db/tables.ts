@@ -195,6 +195,8 @@ export interface RewardsTable extends Timestamps {
   code_prefix: string | null;
   /** Codes issued for it expire this many days after the redemption; null for never. */
   code_valid_days: number | null;
+  /** 1 once codes were uploaded for it (POST /rewards/{id}/codes): it issues pool codes only. */
+  has_code_pool: Generated<number>;
 }
 
 /** A code a merchant uploaded for a reward; issued once, to one redemption. */

@@ -26,12 +26,13 @@ interface RewardRow {
   limit_per_customer: number | null;
   code_prefix: string | null;
   code_valid_days: number | null;
+  has_code_pool: number;
 }
 
 async function findReward(trx: DB, shopId: number, rewardId: number): Promise<RewardRow | undefined> {
   return trx
     .selectFrom('rewards')
-    .select(['id', 'name', 'points_price', 'enabled', 'limit_per_customer', 'code_prefix', 'code_valid_days'])
+    .select(['id', 'name', 'points_price', 'enabled', 'limit_per_customer', 'code_prefix', 'code_valid_days', 'has_code_pool'])
     .where('shop_id', '=', shopId)
     .where('id', '=', rewardId)
     .executeTakeFirst();
@@ -45,13 +46,12 @@ async function codeTaken(trx: DB, shopId: number, code: string): Promise<boolean
 }
 
 /**
- * Issues the next unused code of the reward's pool to the redemption, in one statement; null
- * when the reward has never had a pool (its codes are generated). Throws reward_out_of_codes
- * when it has one and every code is issued. Racing redemptions on PostgreSQL skip each other's
- * claimed codes, and wait only when every unused code is claimed by one that may roll back.
+ * Issues the next unused code of the reward's pool to the redemption, in one statement. Throws
+ * reward_out_of_codes when every code is issued. Racing redemptions on PostgreSQL skip each
+ * other's claimed codes, and wait only when every unused code is claimed by one that may roll back.
  * (Ordered by the index's columns, so that both planners read the pool's index, not the table.)
  */
-async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redemptionId: number): Promise<string | null> {
+async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redemptionId: number): Promise<string> {
   const skipLocked = isPostgres(trx) ? sql`for update skip locked` : sql``;
   const hints = claimHints(trx);
   const key = `${shopId}:${rewardId}`;
@@ -70,7 +70,6 @@ async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redempti
       return rows[0]!.code;
     }
     const pool = trx.selectFrom('reward_codes').select('id').where('shop_id', '=', shopId).where('reward_id', '=', rewardId);
-    if ((await pool.limit(1).executeTakeFirst()) === undefined) return null;
     const claimed = await pool.where('redemption_id', 'is', null).orderBy('redemption_id').orderBy('id').limit(1).executeTakeFirst();
     if (claimed === undefined) throw new AppError('reward_out_of_codes', `Reward ${rewardId} has no unused codes left; upload more with POST /rewards/${rewardId}/codes`);
     // Every unused code is claimed by a racing redemption: wait for one to end, then look again.
@@ -125,7 +124,7 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
       throw new AppError('redemption_limit_reached', `The customer has redeemed reward ${rewardId} ${Number(n)} time${Number(n) === 1 ? '' : 's'}, its limit per customer`);
     }
   }
-  const poolCode = await claimPoolCode(trx, shopId, rewardId, id!);
+  const poolCode = Number(reward.has_code_pool) === 1 ? await claimPoolCode(trx, shopId, rewardId, id!) : null;
 
   const price = Number(reward.points_price);
   const posted = await postEvents(
@@ -245,8 +244,6 @@ export async function codePool(trx: DB, shopId: number, rewardId: number): Promi
   return { reward_id: id, available: Number(available.n), issued: Number(issued.n) };
 }
 
-/** Most duplicates listed in one error: the message says how many there were. */
-const MAX_LISTED = 20;
 const LOOKUP_CHUNK = 500;
 
 /**
@@ -273,10 +270,11 @@ export async function addCodes(trx: DB, shopId: number, rewardId: number, codes:
     }
   }
   if (clashes.length > 0) {
-    const details = clashes.sort((a, b) => a.index - b.index).slice(0, MAX_LISTED).map((c) => c.detail);
+    const details = clashes.sort((a, b) => a.index - b.index).map((c) => c.detail);
     const message = clashes.length === 1 ? details[0]!.message : `${clashes.length} codes are given twice or already held in the shop; none was added`;
     throw new AppError('validation_failed', message, { details });
   }
+  await trx.updateTable('rewards').set({ has_code_pool: 1 }).where('shop_id', '=', shopId).where('id', '=', id).execute();
   const ids = await allocateIds(trx, shopId, 'reward_codes', codes.length);
   const rows: RewardCodesTable[] = codes.map((code, i) => ({ shop_id: shopId, id: ids[i]!, reward_id: id, code, redemption_id: null, created_at: now }));
   try {
