@@ -20,7 +20,7 @@ import { PAGINATION_SCHEMAS } from './http/pagination.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRecordRoutes } from './records/routes.js';
 import { registerLedgerRoutes } from './ledger/routes.js';
-import { registerCustomerExport } from './customers/export.js';
+import { registerCustomerRoutes } from './customers/routes.js';
 import { registerEarningRoutes } from './earning/routes.js';
 import { registerRedemptionRoutes } from './redemptions/routes.js';
 import { registerReferralRoutes } from './referrals/routes.js';
@@ -135,7 +135,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerEarningRoutes(api);
       registerReferralRoutes(api);
       registerTierRoutes(api);
-      registerCustomerExport(api);
+      registerCustomerRoutes(api);
       registerWebhookRoutes(api);
     },
     { prefix: API_PREFIX },

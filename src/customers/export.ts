@@ -1,12 +1,6 @@
-import { Readable } from 'node:stream';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
 import type { SelectQueryBuilder } from 'kysely';
-import { Type } from 'typebox';
 import { isoTime } from '../clock.js';
 import type { DB } from '../db/tables.js';
-import { notFound } from '../errors.js';
-import { errorResponses } from '../http/schemas.js';
 import { creditsToNumber } from '../ledger/balances.js';
 import { eventJson } from '../ledger/event-json.js';
 import { eventsQuery, type EventRow } from '../ledger/events-repository.js';
@@ -19,7 +13,6 @@ import { subscriptionContracts } from '../records/resources/subscription-contrac
 import { redemptionJson, redemptionsQuery, type RedemptionRow } from '../redemptions/repository.js';
 import { emailKey } from '../referrals/email.js';
 import { tierChangeJson } from '../tiers/tiers.js';
-import { findCustomer } from './repository.js';
 
 // A customer's data request (Shopify's customers/data_request): everything stored about one
 // customer as one JSON document, streamed section by section and read in chunks of CHUNK rows,
@@ -39,7 +32,7 @@ async function* chunked<T>(query: (after: number) => SelectQueryBuilder<any, any
 }
 
 /** The export document, as JSON text in pieces. */
-async function* exportDocument(db: DB, shopId: number, customer: Row, now: number): AsyncGenerator<string> {
+export async function* exportDocument(db: DB, shopId: number, customer: Row, now: number): AsyncGenerator<string> {
   const remoteId = Number(customer.remote_id);
   const email = (customer.email as string | null) ?? null;
   const [shown] = await recordsJson(db, shopId, customers, [customer], now);
@@ -98,39 +91,4 @@ async function* exportDocument(db: DB, shopId: number, customer: Row, now: numbe
   );
   yield* section('vip_tier_history', mapped(tiers, (rows) => rows.map(tierChangeJson)));
   yield '}}';
-}
-
-const CustomerParams = Type.Object({
-  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
-});
-
-/** GET /customers/{customer_identifier}/export. */
-export function registerCustomerExport(server: FastifyInstance): void {
-  const app = server.withTypeProvider<TypeBoxTypeProvider>();
-  app.get(
-    '/customers/:customer_identifier/export',
-    {
-      schema: {
-        tags: ['Customers'],
-        summary: 'Export everything stored about a customer',
-        description:
-          'A data request (as Shopify\'s customers/data_request asks): the customer with their balances, and every points event, lot, order, ' +
-          'subscription contract, referral (as referrer or friend), redemption and VIP tier change, as one JSON document ' +
-          '`{"data": {"exported_at", "customer", "points_events": [], "points_lots": [], "orders": [], "subscription_contracts": [], "referrals": [], ' +
-          '"redemptions": [], "vip_tier_history": []}}`, streamed whatever its size. Each item is shown as its own endpoint shows it.',
-        params: CustomerParams,
-        response: {
-          200: { description: 'The export document (streamed)', content: { 'application/json': { schema: Type.Object({ data: Type.Object({}, { additionalProperties: true }) }) } } },
-          ...errorResponses('read', { 404: 'No such customer in this shop' }),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { customer_identifier } = request.params;
-      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
-      if (customer === undefined) throw notFound('customer', customer_identifier);
-      const stream = Readable.from(exportDocument(app.db, request.shop.id, customer as unknown as Row, app.clock()));
-      return reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="customer-${customer.remote_id}.json"`).send(stream as never);
-    },
-  );
 }

@@ -12,6 +12,10 @@ export interface ShopsTable {
   points_pending_days: number;
   /** Re-tiering after a tier changed: null when done, else the last customer re-tiered (0: from the start). */
   retier_after?: number | null;
+  /** What VIP tiers are judged by: the points earned over the customer's lifetime, this calendar year, or the last 12 months. */
+  vip_tier_window: Generated<string>;
+  /** The first day (days since 1970, UTC) of the window the shop's customers were last re-tiered for. */
+  tier_window_from: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -67,6 +71,10 @@ export interface CustomersTable {
   points_pending: Generated<number>;
   points_earned_lifetime: Generated<number>;
   points_spent_lifetime: Generated<number>;
+  /** The points earned from tier_window_from on: what the customer's VIP tier is judged by. */
+  points_earned_window: Generated<number>;
+  /** The first day (days since 1970, UTC) of the window points_earned_window sums. */
+  tier_window_from: Generated<number>;
   /** The earliest expiry among lots that still hold something (possibly already past). */
   next_expiry_at: number | null;
   /** What remains in the points lots expiring at next_expiry_at. */
@@ -312,6 +320,25 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
+/**
+ * What changed a customer's points earned, per day the points were earned (a reversed grant and
+ * a refund's clawback count on the day of the grant): their sum is points_earned_lifetime.
+ */
+export interface CustomerEarnedDaysTable {
+  shop_id: number;
+  customer_remote_id: number;
+  /** Days since 1970-01-01, UTC. */
+  day: number;
+  points: number;
+}
+
+/** A customer erased by DELETE /customers/{remote_id}: no more than that it happened. */
+export interface CustomerRedactionsTable {
+  shop_id: number;
+  remote_id: number;
+  redacted_at: number;
+}
+
 /** How many rows a shop has in a listed table; kept by triggers (migration 008). */
 export interface ShopCountsTable {
   shop_id: number;
@@ -342,6 +369,8 @@ export interface Tables {
   idempotency_keys: IdempotencyKeysTable;
   id_sequences: IdSequencesTable;
   customers: CustomersTable;
+  customer_redactions: CustomerRedactionsTable;
+  customer_earned_days: CustomerEarnedDaysTable;
   points_events: PointsEventsTable;
   points_lots: PointsLotsTable;
   lot_consumptions: LotConsumptionsTable;

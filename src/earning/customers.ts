@@ -4,7 +4,7 @@ import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { postEvents } from '../ledger/post.js';
 import { getShop } from '../shops/repository.js';
-import { retier, tiersOf } from '../tiers/tiers.js';
+import { retier, tierSubject, TIER_SUBJECT_COLUMNS, tiersOf } from '../tiers/tiers.js';
 import { nextBirthday } from './birthday.js';
 import { settleOrders } from './orders.js';
 import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
@@ -25,9 +25,8 @@ async function retierNew(trx: DB, shopId: number, remoteIds: readonly number[], 
   const tiers = await tiersOf(trx, shopId);
   if (tiers.length === 0) return;
   for (let i = 0; i < remoteIds.length; i += 500) {
-    const rows = await trx.selectFrom('customers').select(['remote_id', 'email', 'points_earned_lifetime', 'vip_tier_id']).where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + 500)).execute();
-    const subjects = rows.map((c) => ({ remoteId: Number(c.remote_id), email: c.email, earned: Number(c.points_earned_lifetime), tierId: c.vip_tier_id === null || c.vip_tier_id === undefined ? null : Number(c.vip_tier_id) }));
-    await retier(trx, shopId, subjects, now, tiers);
+    const rows = await trx.selectFrom('customers').select(TIER_SUBJECT_COLUMNS).where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + 500)).execute();
+    await retier(trx, shopId, rows.map(tierSubject), now, tiers);
   }
 }
 

@@ -100,6 +100,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
     if (JSON.stringify(order) !== before) changed.push(order);
   }
   if (postings.length > 0) {
+    await dateClawbacks(trx, shopId, postings);
     const posted = await postEvents(trx, shopId, postings, now, { locked: balances });
     // Every clawback was bounded by what the customer had: nothing can fail here.
     if (posted.failures.length > 0) throw new Error(`order settlement could not post: ${JSON.stringify(posted.failures)}`);
@@ -113,6 +114,30 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   await addPendingPoints(trx, shopId, pendingDelta);
   await completeReferralsOf(trx, shopId, [...paidBy.values()], now);
   return postings.length;
+}
+
+/**
+ * A clawback takes back points earned when the order's points were granted: VIP tier windows
+ * count it on that day (tiers/window.ts), read from the order's first grant.
+ */
+async function dateClawbacks(trx: DB, shopId: number, postings: readonly Posting[]): Promise<void> {
+  const clawbacks = postings.filter((p) => p.entry.clawback && p.entry.points < 0);
+  if (clawbacks.length === 0) return;
+  const granted = new Map<number, number>();
+  const orders = [...new Set(clawbacks.map((p) => p.entry.orderRemoteId!))];
+  for (let i = 0; i < orders.length; i += 500) {
+    const rows = await trx
+      .selectFrom('points_events')
+      .select(['order_remote_id', (eb) => eb.fn.min<number>('applied_at').as('at')])
+      .where('shop_id', '=', shopId)
+      .where('order_remote_id', 'in', orders.slice(i, i + 500))
+      .where('source', '=', 'order')
+      .where('points_amount', '>', 0)
+      .groupBy('order_remote_id')
+      .execute();
+    for (const row of rows) granted.set(Number(row.order_remote_id), Number(row.at));
+  }
+  for (const p of clawbacks) p.entry.earnedAt = granted.get(p.entry.orderRemoteId!);
 }
 
 /** Changes the customers' pending points (after any posting of the same transaction). */

@@ -7,6 +7,7 @@ export const WEBHOOK_TOPICS = [
   'points_event.expired',
   'customer.created',
   'customer.updated',
+  'customer.redacted',
   'customer.vip_tier_changed',
   'referral.completed',
   'redemption.created',

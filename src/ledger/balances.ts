@@ -15,6 +15,8 @@ export const BALANCE_COLUMNS = [
   'points_pending',
   'points_earned_lifetime',
   'points_spent_lifetime',
+  'points_earned_window',
+  'tier_window_from',
   'next_expiry_at',
   'next_expiry_points',
   'next_expiry_credits',
@@ -32,6 +34,9 @@ export interface Balances {
   pending: number;
   earnedLifetime: number;
   spentLifetime: number;
+  /** The points earned from windowFrom on (the shop's VIP tier window, as last summed). */
+  earnedWindow: number;
+  windowFrom: number;
   /** The earliest expiry after now, and what expires then. */
   nextExpiry: NextExpiry | null;
   /** As stored: what the lots hold, expired ones not yet written off included. */
@@ -44,6 +49,8 @@ export const NO_BALANCES: Readonly<Balances> = Object.freeze({
   pending: 0,
   earnedLifetime: 0,
   spentLifetime: 0,
+  earnedWindow: 0,
+  windowFrom: 0,
   nextExpiry: null,
   stored: { points: 0, credits: 0, nextExpiry: null },
 });
@@ -64,6 +71,8 @@ function fromStored(row: StoredColumns): Balances {
     pending: Number(row.points_pending),
     earnedLifetime: Number(row.points_earned_lifetime),
     spentLifetime: Number(row.points_spent_lifetime),
+    earnedWindow: Number(row.points_earned_window),
+    windowFrom: Number(row.tier_window_from),
     nextExpiry,
     stored: { points, credits, nextExpiry },
   };

@@ -8,6 +8,7 @@ import { LotQueue, type Consumption, type Lot } from './lot-queue.js';
 import { fifoLots, insertConsumptions, insertLots, NEVER, nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
 import type { PointsEvent } from './schemas.js';
 import { retierEarners } from '../tiers/tiers.js';
+import { changeEarnedDays, dayOf } from '../tiers/window.js';
 
 // The one way to post points events: every writer (the API, import, demo, and the programme
 // around the ledger) calls postEvents inside its own transaction. It locks the customers,
@@ -36,6 +37,12 @@ export interface EventEntry {
   earningRuleId?: number | null;
   /** The order it was earned for, or clawed back from. */
   orderRemoteId?: number | null;
+  /**
+   * When the points whose earning this event changes were earned, when not at appliedAt: a
+   * reversed grant's applied_at, the order's grant for a refund's clawback (VIP tier windows
+   * count them on that day).
+   */
+  earnedAt?: number;
   /**
    * A deduction that takes back what was earned (a refund's clawback): it lowers the points
    * earned, not raises the points spent.
@@ -113,6 +120,11 @@ interface CustomerState {
   storedCredits: number;
   earned: number;
   spent: number;
+  /** What changes the points earned, by the day they were earned (tiers/window.ts). */
+  earnedDays: Map<number, number>;
+  /** The points earned in the shop's tier window, and its first day, once the posting is written. */
+  window: number;
+  windowFrom: number;
   /** What this posting took from stored lots, for the next expiry. */
   takenStored: { key: number; kind: LotKind; amount: number }[];
   /** Whether a reversal gave something back to stored lots (the next expiry is then read again). */
@@ -145,6 +157,9 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       storedCredits: before.stored.credits,
       earned: before.earnedLifetime,
       spent: before.spentLifetime,
+      earnedDays: new Map(),
+      window: before.earnedWindow,
+      windowFrom: before.windowFrom,
       takenStored: [],
       restored: false,
       queues: {},
@@ -180,6 +195,11 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     const posting = postings[index]!;
     const { entry } = posting;
     const state = states.get(posting.customer.remoteId)!;
+    const earn = (points: number) => {
+      state.earned += points;
+      const day = dayOf(entry.earnedAt ?? entry.appliedAt);
+      state.earnedDays.set(day, (state.earnedDays.get(day) ?? 0) + points);
+    };
     const short = shortfalls(state, entry, index);
     if (short.length > 0) {
       failures.push(...short);
@@ -197,7 +217,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
         // was earned, a deduction's off what was spent.
         if (kind === 'points') {
           if (amount > 0) state.spent -= amount;
-          else state.earned += amount;
+          else earn(amount);
         }
         if (amount > 0) {
           for (const { lot: ref, amount: back } of posting.reversal.restores) {
@@ -228,7 +248,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       }
       if (amount > 0) {
         if (entry.expiresAt === null || entry.expiresAt > now) state[kind] += amount;
-        if (kind === 'points') state.earned += amount;
+        if (kind === 'points') earn(amount);
         if (!writing) continue;
         const lot: Lot = { id: 0, fresh: true, seq: seq++, amount, remaining: amount, key: entry.expiresAt ?? NEVER, eventIndex: planned.length };
         state.fresh.push({ lot, kind });
@@ -236,7 +256,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       } else {
         state[kind] += amount;
         if (kind === 'points') {
-          if (entry.clawback) state.earned += amount;
+          if (entry.clawback) earn(amount);
           else state.spent -= amount;
         }
         if (!writing) continue;
@@ -310,6 +330,13 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     const next = storedNextAfter(state);
     if (next !== undefined) known.set(state.remoteId, mergeNext(next, state));
   }
+  const earners = [...states.values()].filter((state) => state.earnedDays.size > 0);
+  const windows = await changeEarnedDays(trx, shopId, earners.map((state) => ({ ...state.before, remoteId: state.remoteId, days: state.earnedDays })), now);
+  for (const state of earners) {
+    const { earned, from } = windows.get(state.remoteId)!;
+    state.window = earned;
+    state.windowFrom = from;
+  }
   const unknown = [...states.keys()].filter((id) => !known.has(id));
   for (const [id, next] of await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER)) known.set(id, next);
   const stored: Record<string, unknown>[] = [];
@@ -323,6 +350,8 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       credits_balance: state.storedCredits,
       points_earned_lifetime: state.earned,
       points_spent_lifetime: state.spent,
+      points_earned_window: state.window,
+      tier_window_from: state.windowFrom,
       next_expiry_at: storedNext?.at ?? null,
       next_expiry_points: storedNext?.points ?? 0,
       next_expiry_credits: storedNext?.credits ?? 0,
@@ -332,10 +361,10 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
 
   const created = events.map((row, i) => eventJson(row, planned[i]!.state.email));
   await enqueueEvents(trx, shopId, 'points_event.created', created, now);
-  // Tiers follow the points earned, in the same transaction.
-  const earners = new Map<number, { email: string | null; earned: number }>();
-  for (const state of states.values()) if (state.earned !== state.before.earnedLifetime) earners.set(state.remoteId, { email: state.email, earned: state.earned });
-  await retierEarners(trx, shopId, earners, now);
+  // Tiers follow the points earned in the window, in the same transaction.
+  const retiered = new Map<number, { email: string | null; earned: number }>();
+  for (const state of earners) if (state.window !== state.before.earnedWindow) retiered.set(state.remoteId, { email: state.email, earned: state.window });
+  await retierEarners(trx, shopId, retiered, now);
   return { failures: [], events: created, balances: after };
 }
 
@@ -428,6 +457,8 @@ function balancesOf(state: CustomerState, storedNext: NextExpiry | null, shownNe
     pending: state.before.pending,
     earnedLifetime: state.earned,
     spentLifetime: state.spent,
+    earnedWindow: state.window,
+    windowFrom: state.windowFrom,
     nextExpiry: shownNext,
     stored: { points: state.storedPoints, credits: state.storedCredits, nextExpiry: storedNext },
   };

@@ -86,6 +86,8 @@ export async function reverseEvent(trx: DB, shopId: number, eventId: number, now
           externalNote: options.externalNote ?? null,
           customActionName: null,
           appliedAt: now,
+          // A reversed grant's points were earned on its day (VIP tier windows).
+          earnedAt: Number(original.applied_at),
           expiresAt: null,
           reversesEventId: eventId,
           redemptionId: options.redemptionId ?? original.redemption_id,

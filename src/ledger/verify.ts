@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { DAY_MS } from '../clock.js';
 import type { DB } from '../db/tables.js';
 
 // `loyalty verify`: every invariant of the ledger (docs/ledger.md, "Invariants"), checked
@@ -27,6 +28,22 @@ const lotSums = (kind: string) =>
 const customer = sql`'customer ' || cast(c.remote_id as text)`;
 /** A refund's clawback of what an order earned: it lowers the points earned, not raises the spent. */
 const CLAWBACK = sql`(source = 'refund' and order_remote_id is not null)`;
+
+/**
+ * What changed the points earned, per customer and day the points were earned: a grant on its
+ * applied_at, a reversed grant on the grant's, a clawback on its order's first grant's.
+ */
+const earnedDays = sql`(select shop_id, customer_remote_id, day, sum(points) as points from (
+    select e.shop_id, e.customer_remote_id, e.points_amount as points,
+      case
+        when e.points_amount > 0 then e.applied_at
+        when e.source = 'reversal' then (select r.applied_at from points_events r where r.shop_id = e.shop_id and r.id = e.reverses_event_id)
+        else coalesce((select min(g.applied_at) from points_events g where g.shop_id = e.shop_id and g.order_remote_id = e.order_remote_id
+          and g.source = 'order' and g.points_amount > 0), e.applied_at)
+      end / ${sql.lit(DAY_MS)} as day
+    from points_events e
+    where (e.points_amount > 0 and e.source <> 'reversal') or (e.points_amount < 0 and (e.source = 'reversal' or ${CLAWBACK}))
+  ) x group by shop_id, customer_remote_id, day)`;
 
 /** A stored customer column against a sum over history (absent sums are 0). */
 function storedAgainst(name: string, column: string, sums: RawBuilder<unknown>, negate = false): Check {
@@ -66,6 +83,22 @@ const CHECKS: Check[] = [
     'points_earned_lifetime',
     eventSums('points_amount', sql`(points_amount > 0 and source <> 'reversal') or (points_amount < 0 and (source = 'reversal' or ${CLAWBACK}))`),
   ),
+  {
+    name: 'each day\'s earned points = what the events that changed the points earned count on that day',
+    query: (shop) => sql`select coalesce(d.shop_id, x.shop_id) as shop_id,
+        'customer ' || cast(coalesce(d.customer_remote_id, x.customer_remote_id) as text) || ', day ' || cast(coalesce(d.day, x.day) as text) as subject,
+        coalesce(x.points, 0) as expected, coalesce(d.points, 0) as actual
+      from customer_earned_days d full join ${earnedDays} x on x.shop_id = d.shop_id and x.customer_remote_id = d.customer_remote_id and x.day = d.day
+      where ${shop('coalesce(d.shop_id, x.shop_id)')} and coalesce(d.points, 0) <> coalesce(x.points, 0)`,
+  },
+  {
+    name: 'points_earned_window = the earned days from tier_window_from on',
+    query: (shop) => sql`select c.shop_id, ${customer} as subject, coalesce(s.total, 0) as expected, c.points_earned_window as actual
+      from customers c left join (select d.shop_id, d.customer_remote_id, sum(d.points) as total from customer_earned_days d join customers k
+          on k.shop_id = d.shop_id and k.remote_id = d.customer_remote_id and d.day >= k.tier_window_from group by d.shop_id, d.customer_remote_id) s
+        on s.shop_id = c.shop_id and s.customer_remote_id = c.remote_id
+      where ${shop('c.shop_id')} and c.points_earned_window <> coalesce(s.total, 0)`,
+  },
   storedAgainst(
     'points_spent_lifetime = the points deducted, less reversed deductions',
     'points_spent_lifetime',
@@ -131,9 +164,9 @@ const CHECKS: Check[] = [
         and not exists (select 1 from customers c where c.shop_id = e.shop_id and c.remote_id = e.customer_remote_id)`,
   },
   {
-    name: 'each customer holds the highest tier their points earned reach (shops not being re-tiered)',
+    name: 'each customer holds the highest tier their points earned in the window reach (shops not being re-tiered)',
     query: (shop) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(c.expected as text), 'none') as expected, coalesce(cast(c.vip_tier_id as text), 'none') as actual
-      from (select c.*, (select t.id from vip_tiers t where t.shop_id = c.shop_id and t.points_threshold <= c.points_earned_lifetime order by t.points_threshold desc limit 1) as expected
+      from (select c.*, (select t.id from vip_tiers t where t.shop_id = c.shop_id and t.points_threshold <= c.points_earned_window order by t.points_threshold desc limit 1) as expected
         from customers c join shops s on s.id = c.shop_id and s.retier_after is null) c
       where ${shop('c.shop_id')} and coalesce(c.expected, -1) <> coalesce(c.vip_tier_id, -1)`,
   },
@@ -171,11 +204,12 @@ export async function verifyLedger(db: DB, shopId: number | null, limit = 1000):
     const { rows } = await sql<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>`${check.query(shop)} limit ${limit}`.execute(db);
     for (const row of rows) out.push({ shop_id: Number(row.shop_id), check: check.name, subject: row.subject, expected: String(row.expected), actual: String(row.actual) });
   }
-  // The per-shop row counts that list pages read their `last` link from.
+  // The per-shop row counts that list pages read their `last` link from; a redacted customer is not listed.
+  const listed = (table: string) => (table === 'customers' ? sql`where remote_id > 0` : sql``);
   const { rows: counted } = await sql<{ table_name: string }>`select distinct table_name from shop_counts`.execute(db);
   for (const { table_name } of counted) {
     const { rows } = await sql<{ shop_id: number; expected: unknown; actual: unknown }>`select coalesce(r.shop_id, c.shop_id) as shop_id, coalesce(r.n, 0) as expected, coalesce(c.n, 0) as actual
-      from (select shop_id, count(*) as n from ${sql.table(table_name)} group by shop_id) r
+      from (select shop_id, count(*) as n from ${sql.table(table_name)} ${listed(table_name)} group by shop_id) r
       full join (select shop_id, n from shop_counts where table_name = ${table_name}) c on c.shop_id = r.shop_id
       where ${shop('coalesce(r.shop_id, c.shop_id)')} and coalesce(r.n, 0) <> coalesce(c.n, 0) limit ${limit}`.execute(db);
     for (const row of rows) {

@@ -9,9 +9,12 @@ import { shownColumns, type Resource, type Row } from './resource.js';
 
 const any = (db: DB) => db as unknown as Kysely<any>;
 
-/** Rows of the shop as shown (no secrets), unordered: the list endpoints page it (http/pagination.ts). */
+/**
+ * Rows of the shop as shown (no secrets), unordered: the list endpoints page it (http/pagination.ts).
+ * Only IDs above 0: a redacted customer's ledger is kept under a negative one (customers/redact.ts).
+ */
 export function selectRecords(db: DB, shopId: number, r: Resource): SelectQueryBuilder<any, any, Row> {
-  return any(db).selectFrom(r.table).select(shownColumns(r)).where('shop_id', '=', shopId);
+  return any(db).selectFrom(r.table).select(shownColumns(r)).where('shop_id', '=', shopId).where(r.id, '>', 0);
 }
 
 // A cursor page is the hottest list query: built and compiled once per resource (db/prepared.ts),

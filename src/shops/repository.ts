@@ -1,5 +1,7 @@
 import { allocateIds } from '../db/dialect.js';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB, ShopsTable } from '../db/tables.js';
+import type { TierWindow } from '../tiers/window.js';
 import { generateToken, hashToken, tokenHint } from './tokens.js';
 
 export interface Shop {
@@ -8,6 +10,7 @@ export interface Shop {
   per_event_expiry: boolean;
   points_expiry_days: number | null;
   points_pending_days: number;
+  vip_tier_window: TierWindow;
   created_at: number;
   updated_at: number;
 }
@@ -17,6 +20,7 @@ export interface ShopSettings {
   per_event_expiry?: boolean;
   points_expiry_days?: number | null;
   points_pending_days?: number;
+  vip_tier_window?: TierWindow;
 }
 
 export interface TokenRow {
@@ -29,13 +33,14 @@ export interface TokenRow {
   revoked_at: number | null;
 }
 
-function toShop(row: ShopsTable): Shop {
+function toShop(row: Selectable<ShopsTable>): Shop {
   return {
     id: Number(row.id),
     name: row.name,
     per_event_expiry: row.per_event_expiry === 1,
     points_expiry_days: row.points_expiry_days,
     points_pending_days: Number(row.points_pending_days),
+    vip_tier_window: row.vip_tier_window as TierWindow,
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };
@@ -47,11 +52,12 @@ export async function createShop(db: DB, settings: ShopSettings & { name: string
     per_event_expiry: settings.per_event_expiry ? 1 : 0,
     points_expiry_days: settings.points_expiry_days ?? null,
     points_pending_days: settings.points_pending_days ?? 0,
+    vip_tier_window: settings.vip_tier_window ?? 'lifetime',
     created_at: now,
     updated_at: now,
   };
   // shops is the one table not led by shop_id; SQLite gives it a rowid id, PostgreSQL an identity.
-  const row = await db.insertInto('shops').values(values as ShopsTable).returningAll().executeTakeFirstOrThrow();
+  const row = await db.insertInto('shops').values(values as Insertable<ShopsTable>).returningAll().executeTakeFirstOrThrow();
   return toShop(row);
 }
 
@@ -71,11 +77,16 @@ export async function countShops(db: DB): Promise<number> {
 }
 
 export async function updateShop(db: DB, shopId: number, settings: ShopSettings, now: number): Promise<Shop | undefined> {
-  const changes: Partial<ShopsTable> = { updated_at: now };
+  const changes: Updateable<ShopsTable> = { updated_at: now };
   if (settings.name !== undefined) changes.name = settings.name;
   if (settings.per_event_expiry !== undefined) changes.per_event_expiry = settings.per_event_expiry ? 1 : 0;
   if (settings.points_expiry_days !== undefined) changes.points_expiry_days = settings.points_expiry_days;
   if (settings.points_pending_days !== undefined) changes.points_pending_days = settings.points_pending_days;
+  // Another window: every customer is re-tiered by it, in the background (tiers/jobs.ts).
+  if (settings.vip_tier_window !== undefined) {
+    changes.vip_tier_window = settings.vip_tier_window;
+    changes.retier_after = sql<number>`case when vip_tier_window = ${settings.vip_tier_window} then retier_after else 0 end` as never;
+  }
   const row = await db.updateTable('shops').set(changes).where('id', '=', shopId).returningAll().executeTakeFirst();
   shopsChanged();
   return row && toShop(row);

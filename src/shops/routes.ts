@@ -4,7 +4,18 @@ import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { TIER_WINDOWS } from '../tiers/window.js';
 import { getShop, updateShop, type Shop as ShopRow } from './repository.js';
+
+const VipTierWindow = Type.Union(
+  [Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])],
+  {
+    description:
+      'What VIP tiers are judged by: the points a customer earned over their lifetime, in this calendar year (from 1 January, UTC), or in the last ' +
+      '12 months (from the day after the same date a year ago). Changing it re-tiers every customer in the background; the windows move on daily',
+    examples: ['lifetime'],
+  },
+);
 
 export const Shop = Type.Object(
   {
@@ -20,6 +31,7 @@ export const Shop = Type.Object(
       description: 'Days after an order is placed before the points it earns can be spent (shown as points_pending until then); 0 means at once',
       examples: [14],
     }),
+    vip_tier_window: VipTierWindow,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -32,6 +44,7 @@ export const ShopUpdate = Type.Object(
     per_event_expiry: Type.Optional(Type.Boolean()),
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
+    vip_tier_window: Type.Optional(VipTierWindow),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
 );
@@ -56,7 +69,9 @@ export function registerShopRoutes(server: FastifyInstance): void {
       schema: {
         tags: ['Shop'],
         summary: 'Update the shop\'s settings',
-        description: 'Changes apply to points events created afterwards; existing lots keep their expiry.',
+        description:
+          'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every ' +
+          'customer in the background.',
         body: ShopUpdate,
         response: { 200: DataEnvelope(Shop), ...errorResponses('write') },
       },

@@ -1,10 +1,14 @@
+import { sql } from 'kysely';
 import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
-import { retier, tiersOf } from './tiers.js';
+import { retier, tierSubject, TIER_SUBJECT_COLUMNS, tiersOf } from './tiers.js';
+import { windowStart } from './window.js';
 
-// Re-tiering a shop's customers after its tiers changed, in transactions of at most ROWS
-// customers (each a few milliseconds on SQLite), keyed by remote_id from a cursor on the shop,
-// so that a restart goes on where it stopped.
+// Re-tiering a shop's customers after its tiers or its tier window changed, and every day its
+// window moves on (calendar_year, rolling_12_months), in transactions of at most ROWS customers
+// (each a few milliseconds on SQLite), keyed by remote_id from a cursor on the shop, so that a
+// restart goes on where it stopped. Each step first sums the customers' points earned in the
+// window again, from their earned days, where it was summed for another window.
 
 const ROWS = 200;
 
@@ -13,22 +17,29 @@ const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolv
 /** One step for one shop: re-tiers the next ROWS customers; returns how many it looked at. */
 async function step(db: DB, shopId: number, after: number, now: number): Promise<number> {
   return transaction(db, async (trx) => {
-    const customers = await trx
-      .selectFrom('customers')
-      .select(['remote_id', 'email', 'points_earned_lifetime', 'vip_tier_id'])
-      .where('shop_id', '=', shopId)
-      .where('remote_id', '>', after)
-      .orderBy('remote_id')
-      .limit(ROWS)
-      .execute();
-    const tiers = await tiersOf(trx, shopId);
-    await retier(
-      trx,
-      shopId,
-      customers.map((c) => ({ remoteId: Number(c.remote_id), email: c.email, earned: Number(c.points_earned_lifetime), tierId: c.vip_tier_id === null || c.vip_tier_id === undefined ? null : Number(c.vip_tier_id) })),
-      now,
-      tiers,
-    );
+    const shop = await trx.selectFrom('shops').select('vip_tier_window').where('id', '=', shopId).executeTakeFirstOrThrow();
+    const start = windowStart(shop.vip_tier_window, now);
+    // 0 starts from the first, redacted customers' negative remote_ids included.
+    const from = after === 0 ? Number.MIN_SAFE_INTEGER : after;
+    const page = await trx.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '>', from).orderBy('remote_id').limit(ROWS).execute();
+    if (page.length > 0) {
+      const last = Number(page[page.length - 1]!.remote_id);
+      const earned =
+        start === 0
+          ? sql<number>`points_earned_lifetime`
+          : sql<number>`(select coalesce(sum(d.points), 0) from customer_earned_days d
+              where d.shop_id = customers.shop_id and d.customer_remote_id = customers.remote_id and d.day >= ${start})`;
+      await trx
+        .updateTable('customers')
+        .set({ points_earned_window: earned, tier_window_from: start })
+        .where('shop_id', '=', shopId)
+        .where('remote_id', '>', from)
+        .where('remote_id', '<=', last)
+        .where('tier_window_from', '<>', start)
+        .execute();
+    }
+    const customers = await trx.selectFrom('customers').select(TIER_SUBJECT_COLUMNS).where('shop_id', '=', shopId).where('remote_id', '>', from).orderBy('remote_id').limit(ROWS).execute();
+    await retier(trx, shopId, customers.map(tierSubject), now, await tiersOf(trx, shopId));
     const next = customers.length < ROWS ? null : Number(customers[customers.length - 1]!.remote_id);
     // Only if no tier changed meanwhile (which starts the shop over from 0).
     await trx.updateTable('shops').set({ retier_after: next }).where('id', '=', shopId).where('retier_after', '=', after).execute();
@@ -36,8 +47,22 @@ async function step(db: DB, shopId: number, after: number, now: number): Promise
   });
 }
 
-/** Re-tiers the customers of every shop whose tiers changed; returns how many customers it looked at. */
+/**
+ * Starts re-tiering the shops whose window moved on since their customers were last re-tiered
+ * (a new day for rolling_12_months, a new year for calendar_year).
+ */
+async function moveWindows(db: DB, now: number): Promise<void> {
+  const shops = await db.selectFrom('shops').select(['id', 'vip_tier_window', 'tier_window_from']).where('vip_tier_window', '<>', 'lifetime').execute();
+  for (const shop of shops) {
+    const start = windowStart(shop.vip_tier_window, now);
+    if (Number(shop.tier_window_from) === start) continue;
+    await db.updateTable('shops').set({ tier_window_from: start, retier_after: 0 }).where('id', '=', shop.id).where('tier_window_from', '=', shop.tier_window_from).execute();
+  }
+}
+
+/** Re-tiers the customers of every shop whose tiers or window changed; returns how many customers it looked at. */
 export async function retierShops(db: DB, now: number): Promise<number> {
+  await moveWindows(db, now);
   let total = 0;
   for (;;) {
     const shops = await db.selectFrom('shops').select(['id', 'retier_after']).where('retier_after', 'is not', null).execute();

@@ -61,6 +61,14 @@ export interface TierSubject {
   tierId: number | null;
 }
 
+/** The customer columns a TierSubject is read from. */
+export const TIER_SUBJECT_COLUMNS = ['remote_id', 'email', 'points_earned_window', 'vip_tier_id'] as const;
+
+/** A customer row read with TIER_SUBJECT_COLUMNS, judged by the points earned in the shop's window. */
+export function tierSubject(row: { remote_id: number; email: string | null; points_earned_window: number; vip_tier_id?: number | null }): TierSubject {
+  return { remoteId: Number(row.remote_id), email: row.email, earned: Number(row.points_earned_window), tierId: row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id) };
+}
+
 /**
  * Gives each customer the tier their points earned reach, in the caller's transaction: the
  * changed ones are written, with a history row and a webhook each. `tiers` when already read.

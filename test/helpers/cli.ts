@@ -67,7 +67,8 @@ export async function cliContext(): Promise<CliContext> {
   // The CLI migrates on first use; the app opens the same database afterwards.
   await ok('migrate');
   const database = connect(url);
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent' }, { databaseUrl: url, bootstrap: false, expirySweepIntervalMs: 0 }), { database });
+  // No shedding: the CLI tests run beside others on a loaded machine; overload has tests of its own.
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0' }, { databaseUrl: url, bootstrap: false, expirySweepIntervalMs: 0 }), { database });
 
   const get = async (token: string, pathAndQuery: string) => {
     const res = await app.inject({ method: 'GET', url: `${API}/${pathAndQuery}`, headers: { authorization: `Bearer ${token}` } });

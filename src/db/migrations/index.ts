@@ -10,6 +10,8 @@ import * as m008 from './008_shop_counts.js';
 import * as m009 from './009_earning.js';
 import * as m010 from './010_referrals.js';
 import * as m011 from './011_tiers.js';
+import * as m012 from './012_redactions.js';
+import * as m013 from './013_tier_windows.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -24,4 +26,6 @@ export const migrations: Record<string, Migration> = {
   '009_earning': m009,
   '010_referrals': m010,
   '011_tiers': m011,
+  '012_redactions': m012,
+  '013_tier_windows': m013,
 };

@@ -58,11 +58,18 @@ export const customers: Resource = {
         { description: 'What expires next and when; null when nothing the customer holds expires' },
       ),
       vip_tier: Type.Union([Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.String({ examples: ['Gold'] }) }, { additionalProperties: false }), Type.Null()], {
-        description: 'The highest VIP tier whose points_threshold the customer\'s points_earned_lifetime reaches; null below every tier. Recomputed with every event that changes the points earned, never on a read',
+        description:
+          'The highest VIP tier whose points_threshold the points the customer earned in the shop\'s vip_tier_window reach (vip_tier_progress.points_earned); ' +
+          'null below every tier. Recomputed with every event that changes the points earned, and by a background job as the window moves on, never on a read',
       }),
       vip_tier_progress: Type.Object(
         {
-          points_earned: Type.Integer({ description: 'The points earned the tier is judged by (points_earned_lifetime)', examples: [1450] }),
+          points_earned: Type.Integer({
+            description:
+              'The points earned the tier is judged by: granted in the shop\'s vip_tier_window (the lifetime, this calendar year, or the last 12 months), ' +
+              'less what reversals and refunds took back of them; pending points count once released',
+            examples: [1450],
+          }),
           next_tier: Type.Union([Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer() }, { additionalProperties: false }), Type.Null()], {
             description: 'The next tier up; null at the top (or when the shop has no tiers)',
           }),
@@ -86,7 +93,7 @@ export const customers: Resource = {
         points_spent_lifetime: b.spentLifetime,
         next_expiry: b.nextExpiry === null ? null : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
           vip_tier: tier === undefined ? null : { id: tier.id, name: tier.name },
-          vip_tier_progress: tierProgress(tiers, b.earnedLifetime, tier?.id ?? null),
+          vip_tier_progress: tierProgress(tiers, b.earnedWindow, tier?.id ?? null),
         };
       });
     },

@@ -1,0 +1,77 @@
+import { Readable } from 'node:stream';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { notFound } from '../errors.js';
+import { runWrite } from '../http/idempotency.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import type { Row } from '../records/resource.js';
+import { exportDocument } from './export.js';
+import { redactCustomer } from './redact.js';
+import { findCustomer } from './repository.js';
+
+// A person's rights over what the shop stores about them (docs/privacy.md): a data request
+// answers all of it, a redaction erases the person and keeps the anonymised ledger.
+
+const CustomerParams = Type.Object({
+  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
+});
+
+const Redaction = Type.Object(
+  {
+    remote_id: Type.Integer({ description: 'The remote_id the customer had; it now names nobody, and a later PUT with it creates a new customer', examples: [7012345678] }),
+    redacted: Type.Literal(true),
+    redacted_at: Type.String({ format: 'date-time', description: 'When the person was erased (a repeated DELETE answers the first time)' }),
+  },
+  { $id: 'CustomerRedaction', title: 'CustomerRedaction', description: 'What DELETE /customers/{customer_identifier} answers' },
+);
+
+export function registerCustomerRoutes(server: FastifyInstance): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  app.get(
+    '/customers/:customer_identifier/export',
+    {
+      schema: {
+        tags: ['Customers'],
+        summary: 'Export everything stored about a customer',
+        description:
+          'A data request (as Shopify\'s customers/data_request asks): the customer with their balances, and every points event, lot, order, ' +
+          'subscription contract, referral (as referrer or friend), redemption and VIP tier change, as one JSON document ' +
+          '`{"data": {"exported_at", "customer", "points_events": [], "points_lots": [], "orders": [], "subscription_contracts": [], "referrals": [], ' +
+          '"redemptions": [], "vip_tier_history": []}}`, streamed whatever its size. Each item is shown as its own endpoint shows it.',
+        params: CustomerParams,
+        response: {
+          200: { description: 'The export document (streamed)', content: { 'application/json': { schema: Type.Object({ data: Type.Object({}, { additionalProperties: true }) }) } } },
+          ...errorResponses('read', { 404: 'No such customer in this shop' }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { customer_identifier } = request.params;
+      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      if (customer === undefined) throw notFound('customer', customer_identifier);
+      const stream = Readable.from(exportDocument(app.db, request.shop.id, customer as unknown as Row, app.clock()));
+      return reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="customer-${customer.remote_id}.json"`).send(stream as never);
+    },
+  );
+
+  app.delete(
+    '/customers/:customer_identifier',
+    {
+      schema: {
+        tags: ['Customers'],
+        summary: 'Redact a customer',
+        description:
+          'Erases the person for good (as Shopify\'s customers/redact asks), in one transaction: their e-mail, names, phone, birthday and referral code, ' +
+          'the notes on their points events, their e-mail in the referrals that invited them, and their copies in stored Idempotency-Key responses and ' +
+          'webhook payloads. Their ledger stays, with its amounts, times and sources, under an anonymous customer that no request can name, so the ' +
+          'shop\'s totals still add up. Afterwards the remote_id and the e-mail find nothing, and a later PUT with the remote_id creates a new customer. ' +
+          'Sends `customer.redacted`. Repeating it with the remote_id answers as the first time did.',
+        params: CustomerParams,
+        response: { 200: DataEnvelope(Redaction), ...errorResponses('write', { 404: 'No such customer in this shop, and no customer redacted under this remote_id' }) },
+      },
+    },
+    async (request, reply) =>
+      runWrite(request, reply, async (trx) => ({ status: 200, body: { data: await redactCustomer(trx, request.shop.id, request.params.customer_identifier, app.clock()) } })),
+  );
+}
