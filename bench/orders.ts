@@ -42,14 +42,53 @@ function prepareShop(databaseUrl: string, customersFile: string, rule: boolean):
   return { shopId: created.shop.id, token: created.token };
 }
 
-async function createRule(url: string, token: string): Promise<number> {
-  const res = await fetch(`${url}/merchant_api/v1/earning_rules`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ kind: 'order', points_per_unit: 1, unit_amount: 1 }),
+async function api(url: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${url}/merchant_api/v1/${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  if (res.status !== 201) throw new Error(`creating the rule answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { data: { id: number } }).data.id;
+  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+/** Five tiers, as a shop with a VIP programme has them. */
+const TIERS = [
+  { name: 'Bronze', points_threshold: 0 },
+  { name: 'Silver', points_threshold: 500 },
+  { name: 'Gold', points_threshold: 1500, earning_multiplier: 1.25 },
+  { name: 'Platinum', points_threshold: 4000, earning_multiplier: 1.5 },
+  { name: 'Diamond', points_threshold: 10000, earning_multiplier: 2 },
+];
+const REFERRALS = 5_000;
+
+/**
+ * The programme of the earning shop: the order rule, five tiers, both referral rules, and
+ * REFERRALS pending referrals whose friends (customers without orders yet) the import's first
+ * paid orders complete. Waits until the shop's customers are tiered.
+ */
+async function createProgramme(url: string, token: string): Promise<void> {
+  await api(url, token, 'POST', 'earning_rules', { kind: 'order', points_per_unit: 1, unit_amount: 1 });
+  await api(url, token, 'POST', 'earning_rules', { kind: 'referral_referrer', points_amount: 500 });
+  await api(url, token, 'POST', 'earning_rules', { kind: 'referral_friend', points_amount: 200 });
+  let lastTier = 0;
+  for (const tier of TIERS) lastTier = (await api(url, token, 'POST', 'vip_tiers', tier)).data.id;
+  for (let i = 0; i < REFERRALS; i += 50) {
+    await Promise.all(
+      Array.from({ length: 50 }, (_, k) => api(url, token, 'POST', 'referrals', { referrer_remote_id: i + k + 1, referred_email: `customer${CUSTOMERS / 2 + i + k + 1}@example.com` })),
+    );
+  }
+  await retiered(url, token, lastTier, 600_000);
+}
+
+/** Waits until the tier's recompute_status is done; returns how long that took. */
+async function retiered(url: string, token: string, tierId: number, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    if ((await api(url, token, 'GET', `vip_tiers/${tierId}`)).data.recompute_status === 'done') return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`re-tiering took over ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 export const orders: Benchmark = {
@@ -76,7 +115,7 @@ export const orders: Benchmark = {
         if (earn) {
           const server = await startServer(databaseUrl, { EXPIRY_SWEEP_INTERVAL_MS: '0' });
           try {
-            await createRule(server.url, shop.token);
+            await createProgramme(server.url, shop.token);
           } finally {
             await server.stop();
           }
@@ -88,7 +127,10 @@ export const orders: Benchmark = {
         runs.push({ name: earn ? 'with the order rule' : '--no-earn', seconds: Number(process.hrtime.bigint() - started) / 1e9, imported: summary.imported });
       }
       const [plain, earned] = runs as [(typeof runs)[0], (typeof runs)[0]];
-      const lines = [`orders on sqlite: loyalty import of ${count.toLocaleString('en-US')} paid orders over ${CUSTOMERS.toLocaleString('en-US')} customers`];
+      const lines = [
+        `orders on sqlite: loyalty import of ${count.toLocaleString('en-US')} paid orders over ${CUSTOMERS.toLocaleString('en-US')} customers`,
+        `  (earning: the order rule, ${TIERS.length} VIP tiers, both referral rules and ${REFERRALS.toLocaleString('en-US')} pending referrals)`,
+      ];
       for (const r of runs) lines.push(`  ${r.name.padEnd(22)}${`${r.seconds.toFixed(1)} s`.padStart(10)}${`${(r.imported / r.seconds).toFixed(0)} orders/s`.padStart(18)}`);
       const ratio = earned.imported / earned.seconds / (plain.imported / plain.seconds);
       lines.push(`  ratio earning / plain: ${ratio.toFixed(2)} (target >= 0.5)  ${ratio >= 0.5 ? 'ok' : 'BELOW TARGET'}`, '');
@@ -97,7 +139,8 @@ export const orders: Benchmark = {
       // PUT /orders over HTTP: new paid orders, with the rule enabled, then disabled.
       const server = await startServer(earningDb, { EXPIRY_SWEEP_INTERVAL_MS: '0' });
       try {
-        const ruleId = ((await (await fetch(`${server.url}/merchant_api/v1/earning_rules`, { headers: { authorization: `Bearer ${earning.token}` } })).json()) as { data: { id: number }[] }).data[0]!.id;
+        const rules = (await api(server.url, earning.token, 'GET', 'earning_rules')).data as { id: number; kind: string }[];
+        const ruleId = rules.find((r) => r.kind === 'order')!.id;
         const body = `'{"customer_remote_id":' .. math.random(1, ${CUSTOMERS}) .. ',"total":59.9,"currency":"EUR","financial_status":"paid","placed_at":"2026-01-15T12:00:00Z"}'`;
         let next = 0;
         const measure = () => {
@@ -110,12 +153,7 @@ export const orders: Benchmark = {
           });
         };
         const withRule = await measure();
-        const off = await fetch(`${server.url}/merchant_api/v1/earning_rules/${ruleId}`, {
-          method: 'PATCH',
-          headers: { authorization: `Bearer ${earning.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ enabled: false }),
-        });
-        if (off.status !== 200) throw new Error(`disabling the rule answered ${off.status}`);
+        await api(server.url, earning.token, 'PATCH', `earning_rules/${ruleId}`, { enabled: false });
         const withoutRule = await measure();
         const row = (name: string, r: WrkResult) =>
           `  ${name.padEnd(22)}${`${r.rps.toFixed(0)} req/s`.padStart(14)}${`p50 ${r.p50Ms.toFixed(1)} ms`.padStart(16)}${`p99 ${r.p99Ms.toFixed(1)} ms`.padStart(16)}${`${(r.cpuUsPerRequest ?? 0).toFixed(0)} µs CPU`.padStart(14)}  non-2xx ${r.non2xx}`;
@@ -125,6 +163,26 @@ export const orders: Benchmark = {
             row('order rule enabled', withRule),
             row('no order rule', withoutRule),
             `  ratio with / without: ${(withRule.rps / withoutRule.rps).toFixed(2)} req/s, ${((withoutRule.cpuUsPerRequest ?? 0) / (withRule.cpuUsPerRequest ?? 1)).toFixed(2)} CPU`,
+            '',
+          ].join('\n'),
+        );
+
+        // Changing a tier's threshold re-tiers the shop's customers in the background: one client
+        // reading customers, before and while it runs, sees how long any request waited.
+        const probe = (seconds: number) => wrk(server.url, earning.token, `"/merchant_api/v1/customers/" .. math.random(1, ${CUSTOMERS})`, seconds, 1);
+        const quiet = await probe(SECONDS);
+        const tiers = (await api(server.url, earning.token, 'GET', 'vip_tiers')).data as { id: number; name: string }[];
+        const gold = tiers.find((t) => t.name === 'Gold')!.id;
+        await api(server.url, earning.token, 'PATCH', `vip_tiers/${gold}`, { points_threshold: 1200 });
+        const [during, tookMs] = await Promise.all([probe(30), retiered(server.url, earning.token, gold, 600_000)]);
+        const latency = (name: string, r: WrkResult) => `  ${name.padEnd(26)}${`p50 ${r.p50Ms.toFixed(1)} ms`.padStart(14)}${`p99 ${r.p99Ms.toFixed(1)} ms`.padStart(16)}${`max ${r.maxMs.toFixed(1)} ms`.padStart(16)}`;
+        process.stdout.write(
+          [
+            `re-tiering ${CUSTOMERS.toLocaleString('en-US')} customers after Gold's threshold changed: done in ${(tookMs / 1000).toFixed(1)} s`,
+            `  (GET /customers/{id}, wrk, 1 connection)`,
+            latency('before', quiet),
+            latency('during (30 s from the change)', during),
+            `  slowest request while re-tiering: ${during.maxMs.toFixed(1)} ms (target <= 50)  ${during.maxMs <= 50 ? 'ok' : 'ABOVE TARGET'}`,
             '',
           ].join('\n'),
         );

@@ -10,6 +10,8 @@ export interface WrkResult {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** The slowest request. */
+  maxMs: number;
   non2xx: number;
   requests: number;
   /** CPU time (user + system) the server process spent per request, when its pid was given. */
@@ -59,11 +61,11 @@ export async function wrk(url: string, token: string | null, pathExpr: string, s
         ? ['wrk.headers["Content-Type"] = "application/json"', `request = function() return wrk.format("${options.body.method}", ${pathExpr}, nil, ${options.body.expr}) end`]
         : [`request = function() return wrk.format("GET", ${pathExpr}) end`]),
       'done = function(summary, latency, requests)',
-      '  io.write(string.format("P50 %d\\nP99 %d\\nREQUESTS %d\\n", latency:percentile(50), latency:percentile(99), summary.requests))',
+      '  io.write(string.format("P50 %d\\nP99 %d\\nMAX %d\\nREQUESTS %d\\n", latency:percentile(50), latency:percentile(99), latency.max, summary.requests))',
       'end',
     ].join('\n'),
   );
-  const runWrk = (s: number) => run('wrk', ['-t', '2', '-c', String(connections), '-d', `${s}s`, '-s', script, url], { maxBuffer: 1 << 20 });
+  const runWrk = (s: number) => run('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${s}s`, '-s', script, url], { maxBuffer: 1 << 20 });
   if (options.warmupSeconds) await runWrk(options.warmupSeconds);
   const cpuBefore = options.pid === undefined ? null : cpuUs(options.pid);
   const { stdout } = await runWrk(seconds);
@@ -71,8 +73,9 @@ export async function wrk(url: string, token: string | null, pathExpr: string, s
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p50 = Number(/P50 (\d+)/.exec(stdout)?.[1]) / 1000;
   const p99 = Number(/P99 (\d+)/.exec(stdout)?.[1]) / 1000;
+  const maxMs = Number(/MAX (\d+)/.exec(stdout)?.[1]) / 1000;
   const requests = Number(/REQUESTS (\d+)/.exec(stdout)?.[1]);
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0);
   const cpuUsPerRequest = cpuBefore !== null && cpuAfter !== null && requests > 0 ? (cpuAfter - cpuBefore) / requests : null;
-  return { rps, p50Ms: p50, p99Ms: p99, non2xx, requests, cpuUsPerRequest };
+  return { rps, p50Ms: p50, p99Ms: p99, maxMs, non2xx, requests, cpuUsPerRequest };
 }
