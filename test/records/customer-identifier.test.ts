@@ -36,6 +36,13 @@ const BODIES: Body[] = [
     neither: 'missing',
     send: (t, fields) => t.request('PUT', `${API}/subscription_contracts/${++serial}`, { body: { status: 'active', next_billing_date: '2026-02-01T00:00:00Z', ...fields } }),
   },
+  {
+    route: 'POST /referrals',
+    field: 'referrer_remote_id',
+    unknownRemoteId: 'customer_not_found',
+    neither: 'missing',
+    send: (t, fields) => t.request('POST', `${API}/referrals`, { body: { referred_email: `friend${++serial}@example.com`, ...fields } }),
+  },
 ];
 
 const ADA = 101;
@@ -133,12 +140,12 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
   it('documents customer_identifier in the request schemas and never in a record', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const request = (path: string, method: string) => doc.paths[`${API}${path}`][method].requestBody.content['application/json'].schema;
-    for (const [path, method] of [['/orders/{remote_id}', 'put'], ['/subscription_contracts/{remote_id}', 'put']] as const) {
+    for (const [path, method] of [['/orders/{remote_id}', 'put'], ['/subscription_contracts/{remote_id}', 'put'], ['/referrals', 'post']] as const) {
       const identifier = request(path, method).properties.customer_identifier;
       expect(identifier, path).toMatchObject({ type: 'string', examples: ['ada@example.com', '7012345678'] });
       expect(identifier.description).toMatch(/remote_id .* or e-mail/);
     }
     expect(request('/subscription_contracts/{remote_id}', 'put').required).not.toContain('customer_remote_id');
-    for (const schema of ['Order', 'SubscriptionContract']) expect(doc.components.schemas[schema].properties).not.toHaveProperty('customer_identifier');
+    for (const schema of ['Order', 'SubscriptionContract', 'Referral']) expect(doc.components.schemas[schema].properties).not.toHaveProperty('customer_identifier');
   });
 });
