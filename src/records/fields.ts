@@ -1,6 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 import { isoTime, parseTime } from '../clock.js';
 import type { ErrorDetail } from '../errors.js';
+import { identifiedDescription } from './customer-identifier.js';
 
 // The kinds of field a record may have, and how each is validated, stored and shown.
 // Storage: times are epoch ms, money integer hundredths, booleans 0/1 (see db/tables.ts).
@@ -22,6 +23,11 @@ interface Common {
   references?: { table: string; column: string; code: string; message: string };
   /** Shown, never written by a request: set by the programme (a customer's referral_code, a referral's status). */
   readOnly?: boolean;
+  /**
+   * A customer's remote_id that a body may also give as `customer_identifier`, a remote_id or an
+   * e-mail (records/customer-identifier.ts). One field per resource at most.
+   */
+  customerIdentifier?: boolean;
 }
 
 export type Field = Common &
@@ -43,7 +49,7 @@ const nullable = (schema: Record<string, unknown>, field: Field) =>
 
 /** The schema of a field as sent in a request body. */
 export function inputSchema(name: string, field: Field): TSchema {
-  const meta = { description: field.description, examples: [field.example] };
+  const meta = { description: field.customerIdentifier ? identifiedDescription(name, field) : field.description, examples: [field.example] };
   switch (field.kind) {
     case 'text':
       return Type.Unsafe(

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { parseRemoteId } from '../core/ids.js';
+import { CUSTOMER_IDENTIFIER, identifiedField, resolveIdentifiers } from './customer-identifier.js';
 import { columnsOf, validateImported, type Resource, type Row } from './resource.js';
 import { upsertMany, type Writer } from './write.js';
 
@@ -62,10 +63,16 @@ export async function* readNdjson(stream: NodeJS.ReadableStream): AsyncGenerator
   }
 }
 
-/** CSV cells are text: numbers, booleans and blanks become what the field expects. */
+/**
+ * CSV cells are text: numbers, booleans and blanks become what the field expects. A row cannot
+ * leave a column out, so a blank customer_identifier is not given, and neither is a blank
+ * field it stands for beside a customer_identifier.
+ */
 function fromCsv(r: Resource, record: Record<string, string>): Row {
   const body: Row = {};
+  const identified = record[CUSTOMER_IDENTIFIER] ? identifiedField(r.fields)?.[0] : undefined;
   for (const [name, text] of Object.entries(record)) {
+    if (text === '' && (name === CUSTOMER_IDENTIFIER || name === identified)) continue;
     const field = name === 'remote_id' ? ({ kind: 'integer' } as const) : r.fields[name];
     if (field === undefined || text === '') {
       body[name] = field === undefined ? text : null;
@@ -122,14 +129,18 @@ type Item = { line: number; id: number; body: Row };
  * later rounds, so the last one wins and each is checked against what the earlier ones wrote.
  */
 async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result: ImportResult): Promise<void> {
-  const rounds: Item[][] = [];
-  const seen = new Map<number, number>();
-  for (const row of batch) {
-    const round = seen.get(row.id) ?? 0;
-    seen.set(row.id, round + 1);
-    (rounds[round] ??= []).push(row);
-  }
   await transaction(db, async (trx) => {
+    // Every customer_identifier of the batch is looked up at once.
+    const resolved = await resolveIdentifiers(trx, w.shopId, r.fields, batch.map((row) => row.body));
+    for (const [i, details] of resolved.errors) result.rejected.push({ line: batch[i]!.line, reason: reasonOf(details) });
+    const rounds: Item[][] = [];
+    const seen = new Map<number, number>();
+    batch.forEach((row, i) => {
+      if (resolved.errors.has(i)) return;
+      const round = seen.get(row.id) ?? 0;
+      seen.set(row.id, round + 1);
+      (rounds[round] ??= []).push({ ...row, body: resolved.bodies[i]! });
+    });
     for (const rows of rounds) {
       const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', w.now) }));
       const errors = await upsertMany(trx, w, r, candidates);

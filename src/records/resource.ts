@@ -6,6 +6,7 @@ import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { compileValidator, showError, toFieldErrors, type FieldError } from '../core/validation.js';
 import { isoTime } from '../clock.js';
+import { CUSTOMER_IDENTIFIER, identifierErrors, identifierSchema } from './customer-identifier.js';
 import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Field, type Fields } from './fields.js';
 
 // One description per resource: fields, ID column, sortable fields and write mode. Routes,
@@ -96,6 +97,23 @@ function example(r: Resource): Row {
   return Object.fromEntries(entries(r).filter(([, f]) => f.kind !== 'secret' && !f.readOnly && (f.required || f.example !== undefined)).map(([n, f]) => [n, f.example]));
 }
 
+/**
+ * A body's fields: those a request writes, each followed by customer_identifier when it may
+ * stand for it. `whole` (create, PUT) requires the required ones; one that customer_identifier
+ * may stand for is required in code instead (identifierErrors), as either does.
+ */
+function inputProperties(r: Resource, whole: boolean): TProperties {
+  const props: TProperties = {};
+  for (const [name, field] of entries(r)) {
+    if (field.kind === 'secret' || field.readOnly) continue;
+    props[name] = whole && field.required && !field.customerIdentifier ? inputSchema(name, field) : Type.Optional(inputSchema(name, field));
+    if (!field.customerIdentifier) continue;
+    if (field.kind !== 'integer' || CUSTOMER_IDENTIFIER in props) throw new Error(`${r.table}.${name}: customer_identifier stands for one integer field (a remote_id)`);
+    props[CUSTOMER_IDENTIFIER] = Type.Optional(identifierSchema(name, field));
+  }
+  return props;
+}
+
 /** The schemas and lookups that follow from a description, built once. */
 export function derive(r: Resource): Derived {
   let d = derived.get(r);
@@ -112,12 +130,8 @@ export function derive(r: Resource): Derived {
     updated_at: Type.String({ format: 'date-time', description: 'When this record last changed here' }),
   };
   const recordProps = { [r.id]: idSchema, ...shown, ...(r.computed?.schema ?? {}), ...times };
-  const writable = entries(r).filter(([, f]) => f.kind !== 'secret' && !f.readOnly);
-  const input = Type.Object(
-    Object.fromEntries(writable.map(([n, f]) => [n, f.required ? inputSchema(n, f) : Type.Optional(inputSchema(n, f))])),
-    { additionalProperties: false, examples: [example(r)] },
-  );
-  const patch = Type.Object(Object.fromEntries(writable.map(([n, f]) => [n, Type.Optional(inputSchema(n, f))])), {
+  const input = Type.Object(inputProperties(r, true), { additionalProperties: false, examples: [example(r)] });
+  const patch = Type.Object(inputProperties(r, false), {
     additionalProperties: false,
     minProperties: 1,
     examples: [Object.fromEntries(Object.entries(example(r)).slice(0, 1))],
@@ -224,10 +238,11 @@ export interface BodyCheck {
 }
 
 /**
- * Runs the rules JSON Schema cannot express (money decimals) on every field that passed its
- * schema, so that every failing field is reported at once, not only the schema's.
+ * Runs the rules JSON Schema cannot express (money decimals, customer_identifier) on every
+ * field that passed its schema, so that every failing field is reported at once, not only the
+ * schema's. `whole` is a body that must hold the required fields (create, PUT), not a PATCH.
  */
-export function checkFields(r: Resource, body: unknown, schemaErrors: readonly FieldError[]): BodyCheck {
+export function checkFields(r: Resource, body: unknown, schemaErrors: readonly FieldError[], whole: boolean): BodyCheck {
   const errors = schemaErrors.map((e) => showError(e));
   if (typeof body !== 'object' || body === null || Array.isArray(body) || schemaErrors.some((e) => e.field === '' && e.below === undefined)) {
     return { errors, invalid: new Set(), valid: null };
@@ -242,6 +257,7 @@ export function checkFields(r: Resource, body: unknown, schemaErrors: readonly F
       invalid.add(name);
     }
   }
+  errors.push(...identifierErrors(r.fields, body as Row, invalid, whole));
   const valid = invalid.size === 0 ? (body as Row) : Object.fromEntries(Object.entries(body).filter(([name]) => !invalid.has(name)));
   return { errors, invalid, valid };
 }
@@ -255,7 +271,7 @@ export function recordErrors(r: Resource, stored: Row, invalid: ReadonlySet<stri
 /** The same validation a PUT body gets, for one imported row: every field's errors at once. */
 export function validateImported(r: Resource, body: Row, config: Config): ErrorDetail[] {
   const d = derive(r);
-  const checked = checkFields(r, body, d.validateInput(body) ? [] : toFieldErrors(d.validateInput.errors ?? []));
+  const checked = checkFields(r, body, d.validateInput(body) ? [] : toFieldErrors(d.validateInput.errors ?? []), true);
   if (checked.valid === null) return checked.errors;
   return [...checked.errors, ...recordErrors(r, columnsOf(r, checked.valid, 'replace', 0), checked.invalid, config)];
 }

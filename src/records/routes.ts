@@ -115,7 +115,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           },
         },
         async (request, reply) => {
-          const checked = checkedBody(r, request.body, attachedErrors(request));
+          const checked = checkedBody(r, request.body, attachedErrors(request), true);
           const remoteId = pathId(request.params[param]!);
           if (remoteId === null) {
             throw refuse(
@@ -146,7 +146,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           },
         },
         async (request, reply) => {
-          const checked = checkedBody(r, request.body, attachedErrors(request));
+          const checked = checkedBody(r, request.body, attachedErrors(request), true);
           return runWrite(request, reply, async (trx) => {
             // The one response that shows secrets.
             const data = await createRecord(trx, writer(app, request), r, checked);
@@ -173,7 +173,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
         async (request, reply) => {
           const text = request.params.id!;
           const id = pathId(text);
-          const checked = checkedBody(r, request.body, attachedErrors(request));
+          const checked = checkedBody(r, request.body, attachedErrors(request), false);
           return runWrite(request, reply, async (trx) => {
             const data = await patchRecord(trx, writer(app, request), r, id, text, checked);
             return { status: 200, body: { data } };

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
 import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
+import { identifierFailed, resolveIdentifiers } from './customer-identifier.js';
 import { announceUpsert, enqueueRecordEvents } from './events.js';
 import { priorState, recordsRemoved, recordsWritten } from '../earning/effects.js';
 import { deleteRecord, findRecord, insertRecord, insertRecords, putRecord, updateRecord, upsertRecords } from './repository.js';
@@ -28,10 +29,10 @@ export type CheckedBody = BodyCheck & { valid: Row };
 
 /**
  * The body's schema errors and the rules of the fields that passed it. Only a body that is not
- * an object at all is refused here.
+ * an object at all is refused here. `whole`: a create or PUT body, which holds the required fields.
  */
-export function checkedBody(r: Resource, body: unknown, schemaErrors: readonly FieldError[]): CheckedBody {
-  const checked = checkFields(r, body, schemaErrors);
+export function checkedBody(r: Resource, body: unknown, schemaErrors: readonly FieldError[], whole: boolean): CheckedBody {
+  const checked = checkFields(r, body, schemaErrors, whole);
   if (checked.valid !== null) return checked as CheckedBody;
   throw validationError(checked.errors.length > 0 ? checked.errors : [{ param: 'body', code: 'invalid_type', message: 'the request body must be an object' }]);
 }
@@ -39,6 +40,19 @@ export function checkedBody(r: Resource, body: unknown, schemaErrors: readonly F
 /** A bad path ID or a missing record: the body's own errors, when it has any, are told first. */
 export function refuse(checked: CheckedBody, error: AppError): AppError {
   return checked.errors.length > 0 ? validationError(checked.errors) : error;
+}
+
+/**
+ * The body with its customer_identifier resolved into the field it stands for (a remote_id),
+ * or failed: then the field, when the body did not give it too, counts as failed with it.
+ */
+async function withCustomer(trx: DB, shopId: number, r: Resource, checked: CheckedBody): Promise<CheckedBody> {
+  const { bodies, errors } = await resolveIdentifiers(trx, shopId, r.fields, [checked.valid]);
+  const failed = errors.get(0);
+  if (failed === undefined) return { ...checked, valid: bodies[0]! };
+  const invalid = new Set(checked.invalid);
+  identifierFailed(r.fields, checked.valid, invalid);
+  return { errors: [...checked.errors, ...failed], invalid, valid: checked.valid };
 }
 
 /** The column values of the body's valid fields; a failing field is left out, not defaulted. */
@@ -98,7 +112,8 @@ async function shown(trx: DB, w: Writer, r: Resource, row: Row): Promise<Row> {
 }
 
 /** Creates or replaces a synced record by remote_id (PUT); returns it as shown. */
-export async function replaceRecord(trx: DB, w: Writer, r: Resource, remoteId: number, checked: CheckedBody): Promise<{ created: boolean; record: Row }> {
+export async function replaceRecord(trx: DB, w: Writer, r: Resource, remoteId: number, body: CheckedBody): Promise<{ created: boolean; record: Row }> {
+  const checked = await withCustomer(trx, w.shopId, r, body);
   const values = valuesOf(r, checked, 'replace', w.now);
   const prior = await priorState(trx, w.shopId, r.table, [remoteId]);
   const write = () => putRecord(trx, w.shopId, r, remoteId, values, w.now);
@@ -121,7 +136,8 @@ function pickSecrets(r: Resource, row: Row): Row {
 }
 
 /** Creates a native record (POST); returns it as shown, with its secrets this once. */
-export async function createRecord(trx: DB, w: Writer, r: Resource, checked: CheckedBody): Promise<Row> {
+export async function createRecord(trx: DB, w: Writer, r: Resource, body: CheckedBody): Promise<Row> {
+  const checked = await withCustomer(trx, w.shopId, r, body);
   const values = valuesOf(r, checked, 'create', w.now);
   const write = () => insertRecord(trx, w.shopId, r, { ...values, ...generateSecrets(r) }, w.now);
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: null, values }, write });
@@ -132,9 +148,10 @@ export async function createRecord(trx: DB, w: Writer, r: Resource, checked: Che
 }
 
 /** Changes the fields a PATCH sends; `id` null (a path ID that is none) or unknown is not_found for `text`. */
-export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | null, text: string, checked: CheckedBody): Promise<Row> {
+export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | null, text: string, body: CheckedBody): Promise<Row> {
   const existing = id === null ? undefined : await findRecord(trx, w.shopId, r, id);
-  if (id === null || existing === undefined) throw refuse(checked, notFound(r.singular, text));
+  if (id === null || existing === undefined) throw refuse(body, notFound(r.singular, text));
+  const checked = await withCustomer(trx, w.shopId, r, body);
   const values = valuesOf(r, checked, 'patch', w.now);
   const write = () => updateRecord(trx, w.shopId, r, id, values, w.now);
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: { ...existing, ...values }, candidate: { id, values }, write });

@@ -135,6 +135,48 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
     });
   });
 
+  it('names an order\'s or a contract\'s customer by customer_identifier (remote_id or e-mail), as a PUT does', async () => {
+    const shop = await t.createShop();
+    const people = t.write('people.ndjson', ndjson({ remote_id: 1, email: 'Ada@Example.com' }, { remote_id: 2, email: 'grace@example.com' }));
+    expect((await loadJson(shop, 'customers', people)).summary).toMatchObject({ imported: 2, rejected: [] });
+    const order = { total: 10, currency: 'EUR', financial_status: 'pending', placed_at: '2026-01-15T12:00:00Z' };
+    const lines = [
+      /* 1 */ { remote_id: 5001, customer_identifier: 'ADA@example.com', ...order },
+      /* 2 */ { remote_id: 5002, customer_identifier: '2', ...order },
+      /* 3 */ { remote_id: 5003, customer_identifier: '77', ...order },
+      /* 4 */ { remote_id: 5004, customer_identifier: 'nobody@example.com', ...order },
+      /* 5 */ { remote_id: 5005, customer_remote_id: 2, customer_identifier: 'ada@example.com', ...order },
+      /* 6 */ { remote_id: 5006, customer_remote_id: 1, customer_identifier: 'ada@example.com', ...order },
+      /* 7 */ { remote_id: 5007, customer_identifier: 'ada', ...order },
+    ];
+    const { summary } = await loadJson(shop, 'orders', t.write('orders.ndjson', ndjson(...lines)));
+    expect(summary.imported).toBe(4);
+    expect(summary.rejected.map((r) => [r.line, r.reason.split(':')[0]])).toEqual([
+      [4, 'customer_identifier'],
+      [5, 'customer_identifier'],
+      [7, 'customer_identifier'],
+    ]);
+    for (const { line, reason } of summary.rejected) {
+      const { remote_id, ...body } = lines[line - 1]!;
+      expect(reason, `line ${line}`).toBe(await putReason(shop, 'orders', remote_id, body));
+    }
+    const stored = (await t.all(shop.token, 'orders')).map((o) => [o.remote_id, o.customer_remote_id]);
+    expect(stored).toEqual([[5001, 1], [5002, 2], [5003, 77], [5006, 1]]);
+
+    // A CSV row cannot leave a column out: a blank cell of either is not given.
+    const csv = ['remote_id,customer_remote_id,customer_identifier,total,currency,financial_status,placed_at', '5101,,grace@EXAMPLE.com,10,EUR,paid,2026-01-15T12:00:00Z', '5102,1,,10,EUR,paid,2026-01-15T12:00:00Z', '5103,,,10,EUR,paid,2026-01-15T12:00:00Z', ''];
+    expect((await loadJson(shop, 'orders', t.write('orders.csv', csv.join('\n')))).summary).toMatchObject({ imported: 3, rejected: [] });
+    expect((await t.all(shop.token, 'orders')).slice(-3).map((o) => o.customer_remote_id)).toEqual([2, 1, null]);
+
+    const contracts = ndjson(
+      { remote_id: 7001, customer_identifier: 'grace@example.com', status: 'active', next_billing_date: '2026-02-01T00:00:00Z' },
+      { remote_id: 7002, status: 'active', next_billing_date: '2026-02-01T00:00:00Z' },
+    );
+    const imported = (await loadJson(shop, 'subscription_contracts', t.write('contracts.ndjson', contracts))).summary;
+    expect(imported).toMatchObject({ imported: 1, rejected: [{ line: 2, reason: 'customer_remote_id: give customer_remote_id or customer_identifier' }] });
+    expect((await t.get(shop.token, 'subscription_contracts/7001')).body.data).toMatchObject({ customer_remote_id: 2 });
+  });
+
   it('is harmless to re-run: same summary, no duplicates, only changed fields change', async () => {
     const shop = await t.createShop();
     const rows = [

@@ -17,7 +17,7 @@ export const orders: Resource = {
   write: 'upsert',
   fields: {
     // Synced records arrive in any order, so the customer need not have been synced yet.
-    customer_remote_id: integer('The ordering customer\'s remote_id; null for a guest checkout', 7012345678, 1, Number.MAX_SAFE_INTEGER, { nullable: true }),
+    customer_remote_id: integer('The ordering customer\'s remote_id; null for a guest checkout', 7012345678, 1, Number.MAX_SAFE_INTEGER, { nullable: true, customerIdentifier: true }),
     total: money('Order total, in currency', 59.9, { required: true, sortable: true }),
     currency: text('ISO 4217 currency code', 'EUR', 3, { ...CURRENCY, required: true }),
     financial_status: oneOf(

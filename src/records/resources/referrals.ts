@@ -16,6 +16,7 @@ export const referrals: Resource = {
   fields: {
     referrer_remote_id: integer('The referring customer\'s remote_id', 7012345678, 1, Number.MAX_SAFE_INTEGER, {
       required: true,
+      customerIdentifier: true,
       references: { table: 'customers', column: 'remote_id', code: 'customer_not_found', message: 'No customer of this shop has this remote_id' },
     }),
     referred_email: text('E-mail address of the invited friend', 'grace@example.com', 254, { required: true, format: 'email' }),
