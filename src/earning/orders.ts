@@ -73,7 +73,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const tiers = new Map((await tiersOf(trx, shopId)).map((t) => [t.id, t.multiplier]));
   // One read of the buyers: their balances, locked, with their e-mails and tiers.
   const balances = await lockBalances(trx, shopId, buyers, now, {
-    columns: ['email', 'vip_tier_id'],
+    columns: ['email'],
     each(c) {
       known.set(Number(c.remote_id), (c.email as string | null) ?? null);
       if (c.vip_tier_id !== null && c.vip_tier_id !== undefined) multipliers.set(Number(c.remote_id), tiers.get(Number(c.vip_tier_id)) ?? 1);

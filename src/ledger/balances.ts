@@ -17,12 +17,13 @@ export const BALANCE_COLUMNS = [
   'points_spent_lifetime',
   'points_earned_window',
   'tier_window_from',
+  'vip_tier_id',
   'next_expiry_at',
   'next_expiry_points',
   'next_expiry_credits',
 ] as const;
 
-export type StoredColumns = { [K in (typeof BALANCE_COLUMNS)[number]]: K extends 'next_expiry_at' ? number | null : number };
+export type StoredColumns = { [K in (typeof BALANCE_COLUMNS)[number]]: K extends 'next_expiry_at' | 'vip_tier_id' ? number | null : number };
 
 /** A customer's ledger as it stands at one instant. */
 export interface Balances {
@@ -37,6 +38,8 @@ export interface Balances {
   /** The points earned from windowFrom on (the shop's VIP tier window, as last summed). */
   earnedWindow: number;
   windowFrom: number;
+  /** The VIP tier held (changed only by tiers/, after the ledger's write). */
+  tierId: number | null;
   /** The earliest expiry after now, and what expires then. */
   nextExpiry: NextExpiry | null;
   /** As stored: what the lots hold, expired ones not yet written off included. */
@@ -51,6 +54,7 @@ export const NO_BALANCES: Readonly<Balances> = Object.freeze({
   spentLifetime: 0,
   earnedWindow: 0,
   windowFrom: 0,
+  tierId: null,
   nextExpiry: null,
   stored: { points: 0, credits: 0, nextExpiry: null },
 });
@@ -73,6 +77,7 @@ function fromStored(row: StoredColumns): Balances {
     spentLifetime: Number(row.points_spent_lifetime),
     earnedWindow: Number(row.points_earned_window),
     windowFrom: Number(row.tier_window_from),
+    tierId: row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id),
     nextExpiry,
     stored: { points, credits, nextExpiry },
   };
@@ -127,7 +132,7 @@ export async function lockBalances(
   remoteIds: readonly number[],
   now: number,
   /** Other columns of the customers to read with the same statement, handed to `each`. */
-  also?: { columns: readonly ('email' | 'vip_tier_id')[]; each(row: Record<string, unknown>): void },
+  also?: { columns: readonly 'email'[]; each(row: Record<string, unknown>): void },
 ): Promise<Map<number, Balances>> {
   const sorted = [...new Set(remoteIds)].sort((a, b) => a - b);
   const rows: (StoredColumns & { remote_id: number })[] = [];

@@ -362,9 +362,8 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   const created = events.map((row, i) => eventJson(row, planned[i]!.state.email));
   await enqueueEvents(trx, shopId, 'points_event.created', created, now);
   // Tiers follow the points earned in the window, in the same transaction.
-  const retiered = new Map<number, { email: string | null; earned: number }>();
-  for (const state of earners) if (state.window !== state.before.earnedWindow) retiered.set(state.remoteId, { email: state.email, earned: state.window });
-  await retierEarners(trx, shopId, retiered, now);
+  const retiered = earners.filter((state) => state.window !== state.before.earnedWindow);
+  await retierEarners(trx, shopId, retiered.map((state) => ({ remoteId: state.remoteId, email: state.email, earned: state.window, tierId: state.before.tierId })), now);
   return { failures: [], events: created, balances: after };
 }
 
@@ -459,6 +458,7 @@ function balancesOf(state: CustomerState, storedNext: NextExpiry | null, shownNe
     spentLifetime: state.spent,
     earnedWindow: state.window,
     windowFrom: state.windowFrom,
+    tierId: state.before.tierId,
     nextExpiry: shownNext,
     stored: { points: state.storedPoints, credits: state.storedCredits, nextExpiry: storedNext },
   };

@@ -130,19 +130,12 @@ export function tierChangeJson(row: VipTierChangesTable) {
 }
 
 /**
- * After a posting changed what customers earned: re-tiers them when the shop has tiers (a
- * shop without any pays one indexed lookup).
+ * After a posting changed what customers earned (read under the ledger's lock, with the tier
+ * they held): re-tiers them when the shop has tiers (a shop without any pays one indexed lookup).
  */
-export async function retierEarners(trx: DB, shopId: number, earners: ReadonlyMap<number, { email: string | null; earned: number }>, now: number): Promise<void> {
-  if (earners.size === 0) return;
+export async function retierEarners(trx: DB, shopId: number, earners: readonly TierSubject[], now: number): Promise<void> {
+  if (earners.length === 0) return;
   const tiers = await tiersOf(trx, shopId);
   if (tiers.length === 0) return;
-  const ids = [...earners.keys()];
-  const held = new Map<number, number | null>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await trx.selectFrom('customers').select(['remote_id', 'vip_tier_id']).where('shop_id', '=', shopId).where('remote_id', 'in', ids.slice(i, i + 500)).execute();
-    for (const row of rows) held.set(Number(row.remote_id), row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id));
-  }
-  const subjects = ids.map((remoteId) => ({ remoteId, email: earners.get(remoteId)!.email, earned: earners.get(remoteId)!.earned, tierId: held.get(remoteId) ?? null }));
-  await retier(trx, shopId, subjects, now, tiers);
+  await retier(trx, shopId, earners, now, tiers);
 }
