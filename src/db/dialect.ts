@@ -104,6 +104,8 @@ export interface OnConflict {
   key: readonly string[];
   /** The columns set from the new row; the others keep what is stored. */
   update: readonly string[];
+  /** The columns the new row's value is added to (counters). */
+  add?: readonly string[];
 }
 
 /**
@@ -118,7 +120,10 @@ export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows
   const columns = Object.keys(rows[0]!);
   const quote = (column: string) => `"${column}"`;
   const upsert = onConflict
-    ? ` on conflict (${onConflict.key.map(quote).join(', ')}) do update set ${onConflict.update.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}`
+    ? ` on conflict (${onConflict.key.map(quote).join(', ')}) do update set ${[
+        ...onConflict.update.map((c) => `${quote(c)} = excluded.${quote(c)}`),
+        ...(onConflict.add ?? []).map((c) => `${quote(c)} = ${quote(table)}.${quote(c)} + excluded.${quote(c)}`),
+      ].join(', ')}`
     : '';
   if (isPostgres(trx)) {
     const refs = sql.join(columns.map((c) => sql.ref(c)));

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import { DAY_MS } from '../clock.js';
+import { insertRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB } from '../db/tables.js';
 
@@ -58,13 +58,7 @@ export async function changeEarnedDays(trx: DB, shopId: number, subjects: readon
     out.set(s.remoteId, { earned, from: start });
   }
   const rows = subjects.flatMap((s) => [...s.days].map(([day, points]) => ({ shop_id: shopId, customer_remote_id: s.remoteId, day, points })));
-  for (let i = 0; i < rows.length; i += 1000) {
-    await trx
-      .insertInto('customer_earned_days')
-      .values(rows.slice(i, i + 1000))
-      .onConflict((oc) => oc.columns(['shop_id', 'customer_remote_id', 'day']).doUpdateSet({ points: sql<number>`customer_earned_days.points + excluded.points` }))
-      .execute();
-  }
+  await insertRows(trx, 'customer_earned_days', rows, { key: ['shop_id', 'customer_remote_id', 'day'], update: [], add: ['points'] });
   return out;
 }
 
