@@ -64,6 +64,23 @@ describe(`unknown query parameters (${TEST_DIALECT})`, () => {
     expect((await t.request('GET', `${API}/points_events`, { query: { source: 'order', 'applied_at[gte]': '2026-01-01T00:00:00Z' } })).statusCode).toBe(200);
   });
 
+  it('are refused on every endpoint of the API, before anything is written', async () => {
+    const reward = (await t.request('POST', `${API}/rewards`, { body: { name: 'Mug', points_price: 10, kind: 'free_product', value: 5 } })).json().data;
+    const doc = (await t.request('GET', '/openapi.json')).json() as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith(API))
+      .flatMap(([path, item]) => Object.keys(item).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((method) => ({ method, path })));
+    expect(operations.length).toBeGreaterThan(40);
+    for (const { method, path } of operations) {
+      const url = path.replace(/\{[^}]+\}/g, String(reward.id));
+      const res = await t.request(method.toUpperCase() as 'GET', `${url}?zz_typo=1`, method === 'get' || method === 'delete' ? {} : { body: {} });
+      expect(res.statusCode, `${method.toUpperCase()} ${path}`).toBe(400);
+      expect(errorOf(res).details, `${method.toUpperCase()} ${path}`).toEqual([expect.objectContaining({ param: 'zz_typo', code: 'unknown_parameter' })]);
+    }
+    // DELETE /rewards/{id} among them: refused, so the reward is still there.
+    expect((await t.request('GET', `${API}/rewards/${reward.id}`)).statusCode).toBe(200);
+  });
+
   it('filter points events by customer_identifier, in both modes', async () => {
     for (const id of [1, 2]) await t.request('PUT', `${API}/customers/${id}`, { body: { email: `c${id}@example.com` } });
     for (const id of [1, 2, 1]) await t.request('POST', `${API}/points_events`, { body: { customer_identifier: String(id), source: 'manual', points_amount: 5 } });
