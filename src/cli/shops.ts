@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { isoTime } from '../clock.js';
+import { countShopRows, ERASURE_CHUNK_ROWS, eraseShop } from '../shops/erasure.js';
 import { createShop, createToken, getShop, listShops, listTokens, revokeToken, updateShop, type Shop, type ShopSettings } from '../shops/repository.js';
 import { CliError, output, parseId, table, withDatabase } from './context.js';
 
@@ -27,8 +28,16 @@ function shopView(shop: Shop) {
 
 const SHOP_COLUMNS = ['id', 'name', 'per_event_expiry', 'points_expiry_days', 'created_at'];
 
+/** Rows per table for people: the tables that have any, and the total. */
+function rowsTable(rows: Record<string, number>): string {
+  const lines = Object.entries(rows).filter(([, n]) => n > 0).map(([name, n]) => ({ table: name, rows: n }));
+  return table([...lines, { table: 'total', rows: total(rows) }], ['table', 'rows']);
+}
+
+const total = (rows: Record<string, number>) => Object.values(rows).reduce((sum, n) => sum + n, 0);
+
 export function registerShopCommands(program: Command): void {
-  const shops = program.command('shops').description('Create, list and update shops');
+  const shops = program.command('shops').description('Create, list, update and erase shops');
 
   shops
     .command('create')
@@ -78,6 +87,38 @@ export function registerShopCommands(program: Command): void {
         const shop = await updateShop(db, shopId, settings, Date.now());
         if (!shop) throw new CliError(`No shop with id ${shopId}`);
         output(opts.json, { shop: shopView(shop) }, () => table([shopView(shop)], SHOP_COLUMNS));
+      });
+    });
+
+  shops
+    .command('delete')
+    .summary('Erase a shop and all of its data, irreversibly (asks for --yes)')
+    .description(
+      'Erase a shop and everything stored for it (customers, ledger, orders, rewards, webhooks, tokens...), irreversibly, as Shopify\'s shop/redact asks. ' +
+        'Its tokens are revoked first (running API processes refuse them within 2 seconds); its rows then go in transactions of at most --chunk-size rows, ' +
+        'so other shops are served meanwhile. Prints the rows deleted per table. Without --yes it only prints what it would delete, and exits 2. ' +
+        'Re-running it after an interruption finishes the job.',
+    )
+    .requiredOption('--shop <id>', 'the shop to erase')
+    .option('--yes', 'erase it: without this nothing is deleted', false)
+    .option('--chunk-size <rows>', 'rows deleted per transaction', String(ERASURE_CHUNK_ROWS))
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { shop: string; yes: boolean; chunkSize: string; json: boolean }) => {
+      const shopId = parseId(opts.shop, '--shop');
+      const chunkSize = parseId(opts.chunkSize, '--chunk-size');
+      await withDatabase(async ({ db }) => {
+        const shop = await getShop(db, shopId);
+        const label = `shop ${shopId}${shop ? ` (${shop.name})` : ''}`;
+        if (!opts.yes) {
+          const rows = await countShopRows(db, shopId);
+          if (total(rows) === 0) throw new CliError(`No shop with id ${shopId}`);
+          output(opts.json, { shop_id: shopId, would_delete: rows }, () => `Erasing ${label} would delete, irreversibly:\n${rowsTable(rows)}`);
+          throw new CliError(`${label} was not erased: add --yes to delete its ${total(rows)} rows for good`);
+        }
+        const { deleted, transactions } = await eraseShop(db, shopId, { chunkSize });
+        // Nothing of it was there (an erasure that finished already): there was no such shop.
+        if (total(deleted) === 0) throw new CliError(`No shop with id ${shopId}`);
+        output(opts.json, { shop_id: shopId, deleted, transactions }, () => `Erased ${label} in ${transactions} transactions:\n${rowsTable(deleted)}`);
       });
     });
 

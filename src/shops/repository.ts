@@ -126,6 +126,17 @@ export async function revokeToken(db: DB, shopId: number, tokenId: number, now: 
   return true;
 }
 
+/**
+ * Revokes every live token of a shop, so that its requests answer 401 (within TOKEN_CACHE_MS in
+ * other processes), and returns when the last of its tokens was revoked, or null if it has none.
+ */
+export async function revokeShopTokens(db: DB, shopId: number, now: number): Promise<number | null> {
+  await db.updateTable('api_tokens').set({ revoked_at: now }).where('shop_id', '=', shopId).where('revoked_at', 'is', null).execute();
+  shopsChanged();
+  const row = await db.selectFrom('api_tokens').select((eb) => eb.fn.max('revoked_at').as('latest')).where('shop_id', '=', shopId).executeTakeFirst();
+  return row?.latest === null || row?.latest === undefined ? null : Number(row.latest);
+}
+
 let generation = 0;
 
 function shopsChanged(): void {

@@ -7,8 +7,11 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { connect, type Database } from '../../src/db/connect.js';
 import { API } from '../helpers/app.js';
-import { createTestDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
+import { cliContext, type CliContext, type CliShop } from '../helpers/cli.js';
+import { createTestDatabase, rowsOfShop, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
 import { TOKEN_CACHE_MS } from '../../src/http/auth.js';
+import { eraseShop } from '../../src/shops/erasure.js';
+import { deliverDueWebhooks } from '../../src/webhooks/delivery.js';
 
 // The `loyalty` command as a user runs it: the compiled CLI in a child process, on the test
 // database. `npm test` builds it first.
@@ -67,6 +70,7 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
       per_event_expiry: true,
       points_expiry_days: 30,
       points_pending_days: 0,
+      vip_tier_window: 'lifetime',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
     });
@@ -146,6 +150,10 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
       [['tokens', 'revoke', '999999', '--shop', '1'], /Shop 1 has no token 999999/],
       [['tokens', 'list'], /required option '--shop <id>'/],
       [['shops', 'frobnicate'], /unknown command 'frobnicate'/],
+      [['shops', 'delete'], /required option '--shop <id>'/],
+      [['shops', 'delete', '--shop', '999999'], /No shop with id 999999/],
+      [['shops', 'delete', '--shop', '999999', '--yes'], /No shop with id 999999/],
+      [['shops', 'delete', '--shop', '999999', '--yes', '--chunk-size', '0'], /--chunk-size must be a positive integer, got "0"/],
     ];
     const results = await Promise.all(cases.map(([args]) => cli(url, ...args)));
     for (const [i, [args, message]] of cases.entries()) {
@@ -161,5 +169,133 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/^error: DATABASE_URL must start with sqlite: or postgres:\/\//);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
+  let t: CliContext;
+  beforeAll(async () => {
+    t = await cliContext();
+  });
+  afterAll(() => t?.close());
+
+  /** A shop with rows in every table: the demo's, plus what the demo does not write, over HTTP. */
+  const filledShop = async (name: string): Promise<CliShop> => {
+    const target = await t.createShop(name);
+    const send = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, payload?: object, headers: Record<string, string> = {}) => {
+      const res = await t.app.inject({ method, url: `${API}/${path}`, headers: { authorization: `Bearer ${target.token}`, ...headers }, ...(payload ? { payload } : {}) });
+      expect(res.statusCode, `${method} ${path}: ${res.body}`).toBeLessThan(300);
+      return res.json().data;
+    };
+    await send('POST', 'webhooks', { topic: 'customer.created', url: 'https://example.com/hooks' });
+    await t.ok('demo', '--shop', String(target.shop.id), '--customers', '12');
+    const reward = await send('POST', 'rewards', { name: 'From the pool', points_price: 10, kind: 'free_shipping', value: 0 });
+    await send('POST', `rewards/${reward.id}/codes`, { codes: [`POOL-${target.shop.id}-1`, `POOL-${target.shop.id}-2`] });
+    await send('POST', 'redemptions', { reward_id: reward.id, customer_identifier: '1' }, { 'idempotency-key': 'redeem-1' });
+    const { referral_code } = await send('GET', 'customers/1');
+    await send('POST', 'referrals', { referral_code, referred_email: 'friend@example.com' });
+    await send('PUT', 'subscription_contracts/77', { customer_remote_id: 1, status: 'active', next_billing_date: '2027-01-01T00:00:00.000Z' });
+    await send('POST', 'memberships/subscription_billing_attempts', { subscription_contract_remote_id: 77, status: 'succeeded', amount: 19.9, currency: 'EUR' });
+    await send('DELETE', 'customers/12');
+    await deliverDueWebhooks(t.database.db, { clock: Date.now, transport: async () => ({ status: 200 }), timeoutMs: 1000, batchSize: 50, allowPrivateAddresses: true });
+    return target;
+  };
+
+  const rowsOf = (target: CliShop) => rowsOfShop(t.database.db, target.shop.id);
+  const shopStatus = async (target: CliShop) => (await t.get(target.token, 'shop')).status;
+  const verify = async () => JSON.parse(await t.ok('verify', '--json'));
+
+  /** Every table the catalogue lists holds rows of the shop: what follows tests every kind of table. */
+  const expectInEveryTable = (rows: Record<string, number>) => expect(Object.keys(rows).filter((table) => rows[table] === 0)).toEqual([]);
+  const expectNothingLeft = (rows: Record<string, number>) => expect(Object.entries(rows).filter(([, n]) => n > 0)).toEqual([]);
+
+  let erased: CliShop;
+  let kept: CliShop;
+  let keptRows: Record<string, number>;
+  let erasedRows: Record<string, number>;
+  beforeAll(async () => {
+    erased = await filledShop('Leaving');
+    kept = await filledShop('Staying');
+    erasedRows = await rowsOf(erased);
+    keptRows = await rowsOf(kept);
+  });
+
+  it('without --yes deletes nothing, says what it would delete and exits 2', async () => {
+    expectInEveryTable(erasedRows);
+    const json = await t.run('shops', 'delete', '--shop', String(erased.shop.id), '--json');
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({ shop_id: erased.shop.id, would_delete: erasedRows });
+    expect(json.stderr).toMatch(new RegExp(`^error: shop ${erased.shop.id} \\(Leaving\\) was not erased: add --yes to delete its \\d+ rows for good\n$`));
+
+    const plain = await t.run('shops', 'delete', '--shop', String(erased.shop.id));
+    expect(plain.code).toBe(2);
+    expect(plain.stdout).toMatch(/^Erasing shop \d+ \(Leaving\) would delete, irreversibly:\ntable\s+rows\n/);
+    expect(plain.stdout).toMatch(/\npoints_events\s+\d+\n/);
+    expect(await rowsOf(erased)).toEqual(erasedRows);
+    expect(await shopStatus(erased)).toBe(200);
+  });
+
+  it('erases every row of the shop in transactions of at most --chunk-size rows; the other shop keeps all of its data', async () => {
+    const chunk = 4;
+    const out = JSON.parse(await t.ok('shops', 'delete', '--shop', String(erased.shop.id), '--yes', '--chunk-size', String(chunk), '--json'));
+    expect(out.shop_id).toBe(erased.shop.id);
+    expect(out.deleted).toEqual(erasedRows);
+    // One transaction per chunk at least, besides the revocation and the shop's own row.
+    const chunks = Object.values(erasedRows).reduce((sum, n) => sum + Math.ceil(n / chunk), 0);
+    expect(out.transactions).toBeGreaterThan(chunks);
+
+    expectNothingLeft(await rowsOf(erased));
+    expect(await shopStatus(erased)).toBe(401);
+    expect((await t.get(erased.token, 'shop')).body.error.code).toBe('unauthorized');
+    expect(JSON.parse(await t.ok('shops', 'list', '--json')).shops.map((s: { id: number }) => s.id)).not.toContain(erased.shop.id);
+
+    expect(await rowsOf(kept)).toEqual(keptRows);
+    expect(await shopStatus(kept)).toBe(200);
+    expect(await verify()).toEqual({ ok: true, discrepancies: [] });
+  });
+
+  it('once erased, the shop is not there: a re-run exits 2 and deletes nothing', async () => {
+    for (const args of [['--yes'], []]) {
+      const again = await t.run('shops', 'delete', '--shop', String(erased.shop.id), ...args);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toBe(`error: No shop with id ${erased.shop.id}\n`);
+    }
+    expect(await rowsOf(kept)).toEqual(keptRows);
+  });
+
+  it('a re-run finishes an erasure that was interrupted, and tells people what it deleted', async () => {
+    const target = await filledShop('Interrupted');
+    const before = await rowsOf(target);
+    const firstRun: Record<string, number> = {};
+    let chunks = 0;
+    const interrupted = eraseShop(t.database.db, target.shop.id, {
+      chunkSize: 3,
+      settleMs: 0,
+      onChunk(table, rows) {
+        expect(rows).toBeLessThanOrEqual(3);
+        firstRun[table] = (firstRun[table] ?? 0) + rows;
+        if (++chunks === 12) throw new Error('interrupted');
+      },
+    });
+    await expect(interrupted).rejects.toThrow('interrupted');
+    // Half erased: its tokens are revoked at once, its row and some of its data remain.
+    const half = await rowsOf(target);
+    expect(half.shops).toBe(1);
+    expect(half.customers).toBe(before.customers);
+    expect(Object.values(half).reduce((a, b) => a + b, 0)).toBeLessThan(Object.values(before).reduce((a, b) => a + b, 0));
+    const tokens = await t.database.db.selectFrom('api_tokens').select('revoked_at').where('shop_id', '=', target.shop.id).execute();
+    expect(tokens.map((r) => r.revoked_at)).not.toContain(null);
+
+    const out = await t.ok('shops', 'delete', '--shop', String(target.shop.id), '--yes');
+    expect(out).toMatch(new RegExp(`^Erased shop ${target.shop.id} \\(Interrupted\\) in \\d+ transactions:\ntable\\s+rows\n`));
+    const total = Object.values(half).reduce((a, b) => a + b, 0);
+    expect(out).toMatch(new RegExp(`\ntotal\\s+${total}$`, 'm'));
+    expectNothingLeft(await rowsOf(target));
+    // What the two runs deleted together is what the shop had.
+    for (const [table, n] of Object.entries(half)) firstRun[table] = (firstRun[table] ?? 0) + n;
+    expect(Object.fromEntries(Object.entries(firstRun).filter(([, n]) => n > 0))).toEqual(Object.fromEntries(Object.entries(before).filter(([, n]) => n > 0)));
+
+    expect(await rowsOf(kept)).toEqual(keptRows);
+    expect(await verify()).toEqual({ ok: true, discrepancies: [] });
   });
 });

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
+import { isPostgres } from '../../src/db/dialect.js';
+import type { DB } from '../../src/db/tables.js';
 
 // Each test file gets a database of its own: a fresh SQLite file, or, when TEST_DATABASE_URL
 // names a PostgreSQL server, a fresh database created on it and dropped afterwards.
@@ -41,4 +44,24 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: `sqlite:${path.join(dir, `${name}.db`)}`,
     drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * How many rows of one shop every table holds, for every table the database catalogue lists
+ * with a shop_id column (so a table added later is counted without being named), and `shops`
+ * for the shop's own row.
+ */
+export async function rowsOfShop(db: DB, shopId: number): Promise<Record<string, number>> {
+  const catalogue = isPostgres(db)
+    ? sql<{ name: string }>`select table_name as name from information_schema.columns where table_schema = current_schema() and column_name = 'shop_id'`
+    : sql<{ name: string }>`select m.name from sqlite_master m join pragma_table_info(m.name) c where m.type = 'table' and c.name = 'shop_id'`;
+  const tables = (await catalogue.execute(db)).rows.map((r) => r.name).sort();
+  const counts: Record<string, number> = {};
+  for (const table of tables) {
+    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.table(table)} where shop_id = ${shopId}`.execute(db);
+    counts[table] = Number(rows[0]!.n);
+  }
+  const { rows } = await sql<{ n: number }>`select count(*) as n from shops where id = ${shopId}`.execute(db);
+  counts.shops = Number(rows[0]!.n);
+  return counts;
 }
