@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { isoTime } from '../clock.js';
 import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
-import { errorResponses } from '../http/schemas.js';
+import { errorResponses, notFoundError } from '../http/schemas.js';
 import { creditsToNumber } from '../ledger/balances.js';
 import { eventJson } from '../ledger/event-json.js';
 import { eventsQuery, type EventRow } from '../ledger/events-repository.js';
@@ -121,7 +121,7 @@ export function registerCustomerExport(server: FastifyInstance): void {
         params: CustomerParams,
         response: {
           200: { description: 'The export document (streamed)', content: { 'application/json': { schema: Type.Object({ data: Type.Object({}, { additionalProperties: true }) }) } } },
-          ...errorResponses('read', { 404: 'No such customer in this shop' }),
+          ...errorResponses('read', { 404: notFoundError('customer') }),
         },
       },
     },

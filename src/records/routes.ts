@@ -8,7 +8,7 @@ import { AppError, notFound, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { assertParams, queryParams, readParams } from '../http/query.js';
-import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
 import { cursorRecords, findRecord, selectRecords } from './repository.js';
 import { derive, recordsJson, type Resource, type Row } from './resource.js';
@@ -53,7 +53,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
             `Cursor mode (pagination[since_id], pagination[limit]) walks every ${r.singular} by ${r.id} ascending; ` +
             `offset mode (pagination[page], pagination[per_page]) sorts by ${['id', ...Object.keys(d.sortable)].join(', ')}.`,
           querystring: ListQuery(Object.keys(d.sortable), filterSchemas),
-          response: { 200: ListEnvelope(d.record), ...errorResponses('read', { 400: 'A bad pagination, sort or filter parameter (named in details)' }) },
+          response: { 200: ListEnvelope(d.record), ...errorResponses('list') },
         },
       },
       async (request) => {
@@ -84,7 +84,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           tags,
           summary: `Retrieve ${aOrAn(r.singular)}`,
           params: GetParams,
-          response: { 200: DataEnvelope(d.record), ...errorResponses('read', { 404: `No such ${r.singular} in this shop` }) },
+          response: { 200: DataEnvelope(d.record), ...errorResponses('read', { 404: notFoundError(r.singular) }) },
         },
       },
       async (request) => {
@@ -167,7 +167,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
             description: 'Changes only the fields sent.',
             params: IdParams,
             body: d.patch,
-            response: { 200: DataEnvelope(d.record), ...errorResponses('write', { 404: `No such ${r.singular} in this shop` }) },
+            response: { 200: DataEnvelope(d.record), ...errorResponses('write', { 404: notFoundError(r.singular) }) },
           },
         },
         async (request, reply) => {
@@ -189,7 +189,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
             summary: `Delete ${aOrAn(r.singular)}`,
             description: 'Deletes the record for good and answers 200 with its id and `deleted: true`.',
             params: IdParams,
-            response: { 200: DataEnvelope(Deleted), ...errorResponses('write', { 404: `No such ${r.singular} in this shop` }) },
+            response: { 200: DataEnvelope(Deleted), ...errorResponses('write', { 404: notFoundError(r.singular) }) },
           },
         },
         async (request, reply) => {

@@ -49,7 +49,11 @@ export function registerReferralRoutes(server: FastifyInstance): void {
         body: ReferralInput,
         response: {
           201: DataEnvelope(Referral),
-          ...errorResponses('write', { 422: 'Unknown referrer, self referral, already a customer, already referred, or invalid fields' }, ['self_referral', 'already_customer', 'already_referred']),
+          ...errorResponses(
+            'write',
+            { 422: { name: 'ReferralRefused', description: 'Unknown referrer, self-referral, already a customer, already referred, or invalid fields' } },
+            ['self_referral', 'already_customer', 'already_referred'],
+          ),
         },
       },
     },
@@ -85,7 +89,7 @@ export function registerReferralRoutes(server: FastifyInstance): void {
       `when the friend is a customer, the friend; sends \`referral.completed\`. ${pending}`,
     record: Referral,
     codes: ['referral_not_pending'],
-    conflict: 'Not pending',
+    conflict: { name: 'ReferralNotPending', description: 'Not pending' },
     run: completeReferral,
   });
   registerAction(app, {
@@ -96,7 +100,7 @@ export function registerReferralRoutes(server: FastifyInstance): void {
     description: `Cancels a pending referral; the friend may then be referred again. ${pending}`,
     record: Referral,
     codes: ['referral_not_pending'],
-    conflict: 'Not pending',
+    conflict: { name: 'ReferralNotPending', description: 'Not pending' },
     run: cancelReferral,
   });
 }
