@@ -11,7 +11,7 @@ import { DataEnvelope, errorResponses, notFoundError, type ErrorDoc } from './sc
 // no fields (the body may be left out), run in one transaction with Idempotency-Key, and answer
 // 200 with the record as it is after the action.
 
-const NoBody = Type.Object({}, { additionalProperties: false, description: 'No fields; the body may be left out' });
+const NoBody = Type.Object({}, { title: 'NoFields', additionalProperties: false, description: 'No fields; the body may be left out' });
 
 /** A route's hook: a body left out reads as {} (it runs after the app's hooks). */
 export const optionalBody = async (request: FastifyRequest) => {

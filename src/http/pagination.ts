@@ -313,7 +313,8 @@ export const OffsetLinksSchema = Type.Object(
  */
 export function ListEnvelope<T extends TSchema>(item: T) {
   return Type.Object({
-    links: Type.Union([Type.Ref('CursorLinks'), Type.Ref('OffsetLinks')]),
+    // The title names the union once in the OpenAPI document (http/openapi-components.ts).
+    links: Type.Union([Type.Ref('CursorLinks'), Type.Ref('OffsetLinks')], { title: 'ListLinks' }),
     data: Type.Array(item),
   });
 }

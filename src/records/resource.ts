@@ -113,11 +113,15 @@ export function derive(r: Resource): Derived {
   };
   const recordProps = { [r.id]: idSchema, ...shown, ...(r.computed?.schema ?? {}), ...times };
   const writable = entries(r).filter(([, f]) => f.kind !== 'secret' && !f.readOnly);
+  // A create and an update take the same fields: one title names them once in the OpenAPI
+  // document, where each body adds what it requires (http/openapi-components.ts).
+  const fields = r.write === 'crud' ? { title: `${r.title}Fields` } : {};
   const input = Type.Object(
     Object.fromEntries(writable.map(([n, f]) => [n, f.required ? inputSchema(n, f) : Type.Optional(inputSchema(n, f))])),
-    { additionalProperties: false, examples: [example(r)] },
+    { ...fields, additionalProperties: false, examples: [example(r)] },
   );
   const patch = Type.Object(Object.fromEntries(writable.map(([n, f]) => [n, Type.Optional(inputSchema(n, f))])), {
+    ...fields,
     additionalProperties: false,
     minProperties: 1,
     examples: [Object.fromEntries(Object.entries(example(r)).slice(0, 1))],
