@@ -148,7 +148,7 @@ const RESPONSE_DOCS = new Map<string, { name: string; description: string }>();
 export const errorResponseDoc = (status: number | string, description: string) => RESPONSE_DOCS.get(`${status} ${description}`);
 
 /** A documented error response: the shared Error schema, an example of each code the status carries. */
-export function errorRef(status: number, doc: ErrorDoc, routeCodes: readonly ErrorCode[] = []) {
+export function errorRef(status: number | 'default', doc: ErrorDoc, routeCodes: readonly ErrorCode[] = []) {
   const key = `${status} ${doc.description}`;
   const known = RESPONSE_DOCS.get(key);
   if (known !== undefined && known.name !== doc.name) throw new Error(`The ${status} response "${doc.description}" is named both ${known.name} and ${doc.name}`);
@@ -159,7 +159,7 @@ export function errorRef(status: number, doc: ErrorDoc, routeCodes: readonly Err
   const examples = Object.fromEntries(codes.map((code) => [code, { value: exampleError(code) }]));
   return {
     description: doc.description,
-    ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+    ...(status === 429 || status === 503 || status === 'default' ? { headers: RETRY_AFTER } : {}),
     content: { 'application/json': { schema: { $ref: 'Error#' }, ...(codes.length > 0 ? { examples } : {}) } },
   };
 }
@@ -176,3 +176,19 @@ export function errorResponses(
   return out;
 }
 
+/**
+ * The errors any request may meet, whatever the operation: the rate limit, a request too slow
+ * or with headers too large, a bug, overload. Routes declare 429, 500 and 503 (their bodies are
+ * serialised by the Error schema); the document shows them, with 408 and 431, as each API
+ * operation's one `default` response (http/openapi.ts), so that its own errors stand out.
+ */
+export const OTHER_ERRORS = {
+  statuses: [429, 500, 503],
+  response: errorRef('default', {
+    name: 'OtherError',
+    description:
+      'Any other error: over the rate limit (429; see Retry-After), a request too slow to arrive or with headers too large (408, 431), ' +
+      'a bug on our side (500; no internals are shown), or overloaded or the database unavailable (503; see Retry-After)',
+    codes: ['rate_limited', 'request_timeout', 'headers_too_large', 'internal_error', 'unavailable'],
+  }),
+} as const;
