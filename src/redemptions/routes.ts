@@ -113,11 +113,11 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     path: '/redemptions/:id/use',
     singular: 'redemption',
     tags: TAGS,
-    summary: 'Mark a redemption used',
-    description: 'The platform consumed the code. Only an issued redemption whose code has not expired can be marked used (409 `redemption_not_usable`).',
+    summary: 'Mark a redemption as used',
+    description: 'Records that the platform consumed the code. Only an issued redemption whose code has not expired can be marked as used (409 `redemption_not_usable`).',
     record: Redemption,
     codes: ['redemption_not_usable'],
-    conflict: { name: 'RedemptionNotUsable', description: 'Not issued, or its code expired' },
+    conflict: { name: 'RedemptionNotUsable', description: 'Not issued or its code expired' },
     run: useRedemption,
   });
   registerAction(app, {
