@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
-import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import type { Row } from '../records/resource.js';
 import { exportDocument } from './export.js';
 import { redactCustomer } from './redact.js';
@@ -35,14 +35,12 @@ export function registerCustomerRoutes(server: FastifyInstance): void {
         tags: ['Customers'],
         summary: 'Export everything stored about a customer',
         description:
-          'A data request (as Shopify\'s customers/data_request asks): the customer with their balances, and every points event, lot, order, ' +
-          'subscription contract, referral (as referrer or friend), redemption and VIP tier change, as one JSON document ' +
-          '`{"data": {"exported_at", "customer", "points_events": [], "points_lots": [], "orders": [], "subscription_contracts": [], "referrals": [], ' +
-          '"redemptions": [], "vip_tier_history": []}}`, streamed whatever its size. Each item is shown as its own endpoint shows it.',
+          'A data request (Shopify\'s customers/data_request): one JSON document, streamed whatever its size, `{"data": {"exported_at", "customer", ' +
+          '"points_events", "points_lots", "orders", "subscription_contracts", "referrals", "redemptions", "vip_tier_history"}}`, each item as its endpoint shows it.',
         params: CustomerParams,
         response: {
           200: { description: 'The export document (streamed)', content: { 'application/json': { schema: Type.Object({ data: Type.Object({}, { additionalProperties: true }) }) } } },
-          ...errorResponses('read', { 404: 'No such customer in this shop' }),
+          ...errorResponses('read', { 404: notFoundError('customer') }),
         },
       },
     },
@@ -62,13 +60,12 @@ export function registerCustomerRoutes(server: FastifyInstance): void {
         tags: ['Customers'],
         summary: 'Redact a customer',
         description:
-          'Erases the person for good (as Shopify\'s customers/redact asks), in one transaction: their e-mail, names, phone, birthday and referral code, ' +
-          'the notes on their points events, their e-mail in the referrals that invited them, and their copies in stored Idempotency-Key responses and ' +
-          'webhook payloads. Their ledger stays, with its amounts, times and sources, under an anonymous customer that no request can name, so the ' +
-          'shop\'s totals still add up. Afterwards the remote_id and the e-mail find nothing, and a later PUT with the remote_id creates a new customer. ' +
-          'Sends `customer.redacted`. Repeating it with the remote_id answers as the first time did.',
+          'Erases the person (Shopify\'s customers/redact) in one transaction: e-mail, names, phone, birthday, referral code, notes on their events, ' +
+          'and their copies in referrals, stored Idempotency-Key responses and webhook payloads. Their ledger stays under an anonymous customer, so totals ' +
+          'add up. Then the remote_id and e-mail find nothing, and a PUT with the remote_id creates a new customer. Sends `customer.redacted`; a repeat ' +
+          'with the remote_id answers as the first did (docs/privacy.md).',
         params: CustomerParams,
-        response: { 200: DataEnvelope(Redaction), ...errorResponses('write', { 404: 'No such customer in this shop, and no customer redacted under this remote_id' }) },
+        response: { 200: DataEnvelope(Redaction), ...errorResponses('write', { 404: { ...notFoundError('customer'), description: 'No such customer in this shop, and none redacted under this remote_id' } }) },
       },
     },
     async (request, reply) =>

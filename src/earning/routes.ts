@@ -38,9 +38,9 @@ export function registerEarningRoutes(server: FastifyInstance): void {
       schema: {
         tags: ['Earning rules'],
         summary: 'Preview what an order would earn',
-        description: 'Applies the shop\'s enabled order rule to a total, for the customer, as PUT /orders would when the order is paid. Writes nothing.',
+        description: 'Applies the shop\'s enabled order earning rule to a total for the customer, as PUT /orders would once the order is paid. Writes nothing.',
         body: PreviewInput,
-        response: { 200: DataEnvelope(Preview), ...errorResponses('write', { 422: 'Unknown customer, or invalid fields' }) },
+        response: { 200: DataEnvelope(Preview), ...errorResponses('write', { 422: { name: 'PreviewRefused', description: 'Unknown customer, or invalid fields' } }) },
       },
     },
     async (request) => {

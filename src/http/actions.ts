@@ -5,13 +5,13 @@ import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
 import { notFound, type ErrorCode } from '../errors.js';
 import { runWrite } from './idempotency.js';
-import { DataEnvelope, errorResponses } from './schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, type ErrorDoc } from './schemas.js';
 
 // Actions on one record: `POST /{things}/{id}/{verb}` (use, void, complete, cancel). They take
 // no fields (the body may be left out), run in one transaction with Idempotency-Key, and answer
 // 200 with the record as it is after the action.
 
-const NoBody = Type.Object({}, { additionalProperties: false, description: 'No fields; the body may be left out' });
+const NoBody = Type.Object({}, { title: 'NoFields', additionalProperties: false, description: 'No fields; the body may be left out' });
 
 /** A route's hook: a body left out reads as {} (it runs after the app's hooks). */
 export const optionalBody = async (request: FastifyRequest) => {
@@ -28,11 +28,17 @@ export interface Action {
   description: string;
   /** The record as shown. */
   record: TSchema;
-  /** The 409 codes of the action, and when they are answered. */
+  /** The 409 codes of the action. */
   codes: readonly ErrorCode[];
-  conflict: string;
+  /** When they are answered: the 409 response's name in the document, and how its description starts. */
+  conflict: { name: string; description: string };
   run(trx: DB, shopId: number, id: number, now: number): Promise<unknown>;
 }
+
+const conflictError = ({ name, description }: Action['conflict']): ErrorDoc => ({
+  name,
+  description: `${description}, or a request with this Idempotency-Key is still running`,
+});
 
 export function registerAction(server: FastifyInstance, action: Action): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -49,7 +55,7 @@ export function registerAction(server: FastifyInstance, action: Action): void {
         body: NoBody,
         response: {
           200: DataEnvelope(action.record),
-          ...errorResponses('write', { 404: `No such ${action.singular} in this shop`, 409: `${action.conflict}, or a request with this Idempotency-Key is still running` }, action.codes),
+          ...errorResponses('write', { 404: notFoundError(action.singular), 409: conflictError(action.conflict) }, action.codes),
         },
       },
     },

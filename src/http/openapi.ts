@@ -3,7 +3,8 @@ import apiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 import { MAX_KEY_LENGTH, WRITE_METHODS } from './idempotency.js';
-import { ErrorResponse } from './schemas.js';
+import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders } from './openapi-components.js';
+import { ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
 
 export const API_PREFIX = '/merchant_api/v1';
 
@@ -26,8 +27,6 @@ export const TAGS: { name: string; description: string }[] = [
 const VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'put', PATCH: 'update', DELETE: 'delete' };
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content' };
 
-const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
-
 /** `GET /merchant_api/v1/customers/:remote_id` → `getCustomersByRemoteId`, unless the route names its own. */
 export function operationId(method: string, url: string): string {
   const parts = url
@@ -49,7 +48,8 @@ const IdempotencyHeader = Type.Object({
   ),
 });
 
-// Headers set on responses by the hooks every route shares, documented on each response.
+// Headers set on responses by the hooks every route shares, documented on each response (and
+// declared once in components.headers, see HEADERS).
 const REQUEST_ID_HEADER = { 'X-Request-Id': { type: 'string', description: 'Identifies the request in our logs; quote it when asking for help', examples: ['req_2Vq8dJcKx1aQ'] } };
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this shop', examples: [6000] },
@@ -60,8 +60,20 @@ const REPLAYED_HEADER = {
   'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present when this is the stored response of an earlier request with the same Idempotency-Key' },
 };
 
+/**
+ * Every response header the document names, declared once in components.headers. Their names
+ * there are short: each of the ~500 places that refer to one already says the header's name.
+ */
+const HEADERS: SharedHeaders = Object.fromEntries(
+  Object.entries({ ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER, ...RETRY_AFTER }).map(([name, header]) => [
+    name,
+    { component: name.replace(/^(X-|RateLimit-|Idempotent-)/, '').replace('-', ''), header: headerObject(header) },
+  ]),
+);
+
 function responseHeaders(url: string, method: string, status: string): Record<string, unknown> {
-  if (!url.startsWith(API_PREFIX)) return REQUEST_ID_HEADER;
+  // The rate limit counts a shop's requests once authenticated: a 401 has no shop to count.
+  if (!url.startsWith(API_PREFIX) || status === '401') return REQUEST_ID_HEADER;
   const success = status.startsWith('2');
   return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && WRITE_METHODS.has(method) ? REPLAYED_HEADER : {}) };
 }
@@ -78,11 +90,16 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
   if (url.startsWith(API_PREFIX) && WRITE_METHODS.has(method) && out.headers === undefined) out.headers = IdempotencyHeader;
   if (out.response !== undefined) {
     const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };
+    if (OTHER_ERRORS.statuses.every((status) => status in responses)) {
+      for (const status of OTHER_ERRORS.statuses) delete responses[status];
+      responses.default = OTHER_ERRORS.response;
+    }
     for (const [status, response] of Object.entries(responses)) {
       if (typeof response !== 'object' || response === null) continue;
       const documented: Record<string, unknown> = { ...response };
       const description = SUCCESS_DESCRIPTIONS[status];
-      if (description && !('description' in documented)) documented.description = description;
+      // @fastify/swagger's key for a response's description that is not also the schema's.
+      if (description && !('description' in documented)) documented['x-response-description'] = description;
       documented.headers = { ...responseHeaders(url, method, status), ...(documented.headers as object | undefined) };
       responses[status] = documented;
     }
@@ -109,7 +126,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           'Authenticate with `Authorization: Bearer <token>` (the bare token works too). ' +
           'Every write accepts an `Idempotency-Key` header: a retry with the same key replays the first response ' +
           'with `Idempotent-Replayed: true` and changes nothing.\n\n' +
-          'Every error has the same shape (the `Error` schema) and every response carries `X-Request-Id`.',
+          'Every error has the same shape (the `Error` schema). Every response carries `X-Request-Id`, and every response to an ' +
+          'authenticated request the `RateLimit-*` headers. Each operation lists the errors that depend on it; those any request ' +
+          'may meet (the rate limit, a timeout, a failure on our side) are its `default` response.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       // Relative to where the document is served, unless PUBLIC_URL names the public address.
@@ -123,11 +142,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       tags: TAGS,
     },
     transform: documentRoute as never,
-    // Only the tags some operation uses, so /docs shows no empty sections.
+    // Repeated headers, error responses and parameters declared once in components; only the
+    // tags some operation uses, so /docs shows no empty sections.
     transformObject: (documentObject) => {
-      const doc = (documentObject as { openapiObject: unknown }).openapiObject as { paths?: Record<string, Record<string, { tags?: string[] }>>; tags?: { name: string }[] };
-      const used = new Set(Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item).flatMap((op) => op.tags ?? [])));
-      return { ...doc, tags: (doc.tags ?? []).filter((tag) => used.has(tag.name)) } as never;
+      const doc = useComponents((documentObject as { openapiObject: OpenApiDocument }).openapiObject, HEADERS);
+      const used = new Set(Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item).flatMap((op) => (op as { tags?: string[] }).tags ?? [])));
+      return { ...doc, tags: ((doc.tags ?? []) as { name: string }[]).filter((tag) => used.has(tag.name)) } as never;
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

@@ -313,7 +313,8 @@ export const OffsetLinksSchema = Type.Object(
  */
 export function ListEnvelope<T extends TSchema>(item: T) {
   return Type.Object({
-    links: Type.Union([Type.Ref('CursorLinks'), Type.Ref('OffsetLinks')]),
+    // The title names the union once in the OpenAPI document (http/openapi-components.ts).
+    links: Type.Union([Type.Ref('CursorLinks'), Type.Ref('OffsetLinks')], { title: 'ListLinks' }),
     data: Type.Array(item),
   });
 }
@@ -339,7 +340,7 @@ export function ListQuery<F extends TProperties = Record<string, never>>(sortabl
     [P.orderType]: Type.Optional(
       fields.length === 1
         ? Type.Literal(fields[0]!, { description: 'Offset mode: field to sort by', default: 'id' })
-        : Type.Union(fields.map((f) => Type.Literal(f)), { description: 'Offset mode: field to sort by; ties are broken by ID', default: 'id' }),
+        : Type.Union(fields.map((f) => Type.Literal(f)), { description: 'Offset mode: field to sort by (ties by ID)', default: 'id' }),
     ),
     [P.orderDirection]: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: 'Offset mode: sort direction' })),
     ...(filters ?? {}),

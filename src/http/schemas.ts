@@ -72,25 +72,52 @@ export function DataEnvelope<T extends TSchema>(schema: T) {
   return Type.Object({ data: schema });
 }
 
+/** `VIP tier` → `VIPTier`, `points event` → `PointsEvent`: a name in the OpenAPI document. */
+export const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+
+/**
+ * A documented error response: its name in the document's components.responses, what it
+ * means, and (when not every code of its status applies) the codes it shows as examples.
+ * Routes that share a response but word it their own way (`No such reward in this shop`) give
+ * the shared component its own description (`shared`); each route keeps its wording.
+ */
+export interface ErrorDoc {
+  name: string;
+  description: string;
+  shared?: string;
+  codes?: readonly ErrorCode[];
+}
+
 /** Errors every authenticated route may answer with. */
 const COMMON_ERRORS = {
-  401: 'Missing, unknown or revoked API token',
-  429: 'Over the shop\'s rate limit; see Retry-After',
-  500: 'A bug on our side; no internals are shown',
-  503: 'Overloaded or the database is unavailable; see Retry-After',
-} as const;
+  401: { name: 'Unauthorized', description: 'Missing, unknown or revoked API token' },
+  429: { name: 'RateLimited', description: 'Over the shop\'s rate limit; see Retry-After' },
+  500: { name: 'InternalError', description: 'A bug on our side; no internals are shown' },
+  503: { name: 'Unavailable', description: 'Overloaded or the database is unavailable; see Retry-After' },
+} as const satisfies Record<number, ErrorDoc>;
 
 const WRITE_ERRORS = {
-  400: 'Malformed JSON or a bad Idempotency-Key',
-  409: 'A request with this Idempotency-Key is still running',
-  413: 'The body is larger than the limit',
-  415: 'The body is not application/json',
-  422: 'Invalid fields (every failing one is listed), or an Idempotency-Key reused with another request',
-} as const;
+  400: { name: 'BadRequest', description: 'Malformed JSON or a bad Idempotency-Key' },
+  409: { name: 'IdempotencyKeyInUse', description: 'A request with this Idempotency-Key is still running' },
+  413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit' },
+  415: { name: 'UnsupportedMediaType', description: 'The body is not application/json' },
+  422: { name: 'ValidationFailed', description: 'Invalid fields (every failing one is listed), or an Idempotency-Key reused with another request' },
+} as const satisfies Record<number, ErrorDoc>;
+
+const LIST_ERRORS = {
+  400: { name: 'InvalidQueryParameter', description: 'A bad pagination, sort or filter parameter (each one is named in details)', codes: ['invalid_parameter', 'malformed_request'] },
+} as const satisfies Record<number, ErrorDoc>;
 
 export type ErrorStatus = keyof typeof COMMON_ERRORS | keyof typeof WRITE_ERRORS | 404;
 
-const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying', examples: [1] } };
+/** The 404 of a route that names one record: `No such customer in this shop`. */
+export const notFoundError = (singular: string): ErrorDoc => ({
+  name: 'NotFound',
+  description: `No such ${singular} in this shop`,
+  shared: 'No such record in this shop; the message says which',
+});
+
+export const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying', examples: [1] } };
 
 /**
  * Codes that only some routes answer with: each route that does names them (errorResponses'
@@ -111,21 +138,57 @@ const ROUTE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'referral_not_pending',
 ]);
 
+/**
+ * Every error response errorRef made, by `${status} ${description}`: the name and description
+ * under which http/openapi-components.ts declares it once in components.responses. Filled as
+ * routes are declared; the same route always gives the same entry.
+ */
+const RESPONSE_DOCS = new Map<string, { name: string; description: string }>();
+
+export const errorResponseDoc = (status: number | string, description: string) => RESPONSE_DOCS.get(`${status} ${description}`);
+
 /** A documented error response: the shared Error schema, an example of each code the status carries. */
-export function errorRef(status: number, description: string, routeCodes: readonly ErrorCode[] = []) {
-  const codes = ERROR_CODES.filter((code) => errorStatus(code) === status && (!ROUTE_CODES.has(code) || routeCodes.includes(code)));
-  const examples = Object.fromEntries(codes.map((code) => [code, { summary: code, value: exampleError(code) }]));
+export function errorRef(status: number | 'default', doc: ErrorDoc, routeCodes: readonly ErrorCode[] = []) {
+  const key = `${status} ${doc.description}`;
+  const known = RESPONSE_DOCS.get(key);
+  if (known !== undefined && known.name !== doc.name) throw new Error(`The ${status} response "${doc.description}" is named both ${known.name} and ${doc.name}`);
+  RESPONSE_DOCS.set(key, { name: doc.name, description: doc.shared ?? doc.description });
+  const codes = ERROR_CODES.filter((code) =>
+    doc.codes ? doc.codes.includes(code) : errorStatus(code) === status && (!ROUTE_CODES.has(code) || routeCodes.includes(code)),
+  );
+  const examples = Object.fromEntries(codes.map((code) => [code, { value: exampleError(code) }]));
   return {
-    description,
-    ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+    description: doc.description,
+    ...(status === 429 || status === 503 || status === 'default' ? { headers: RETRY_AFTER } : {}),
     content: { 'application/json': { schema: { $ref: 'Error#' }, ...(codes.length > 0 ? { examples } : {}) } },
   };
 }
 
 /** The documented error responses of a route: the common ones plus those it names, with the route's own codes. */
-export function errorResponses(kind: 'read' | 'write', extra: Partial<Record<ErrorStatus, string>> = {}, codes: readonly ErrorCode[] = []): Record<number, unknown> {
+export function errorResponses(
+  kind: 'read' | 'list' | 'write',
+  extra: Partial<Record<ErrorStatus, ErrorDoc>> = {},
+  codes: readonly ErrorCode[] = [],
+): Record<number, unknown> {
   const out: Record<number, unknown> = {};
-  const all: Record<number, string | undefined> = { ...COMMON_ERRORS, ...(kind === 'write' ? WRITE_ERRORS : {}), ...extra };
-  for (const [status, description] of Object.entries(all)) if (description) out[Number(status)] = errorRef(Number(status), description, codes);
+  const all: Record<number, ErrorDoc | undefined> = { ...COMMON_ERRORS, ...(kind === 'write' ? WRITE_ERRORS : kind === 'list' ? LIST_ERRORS : {}), ...extra };
+  for (const [status, doc] of Object.entries(all)) if (doc) out[Number(status)] = errorRef(Number(status), doc, codes);
   return out;
 }
+
+/**
+ * The errors any request may meet, whatever the operation: the rate limit, a request too slow
+ * or with headers too large, a bug, overload. Routes declare 429, 500 and 503 (their bodies are
+ * serialised by the Error schema); the document shows them, with 408 and 431, as each API
+ * operation's one `default` response (http/openapi.ts), so that its own errors stand out.
+ */
+export const OTHER_ERRORS = {
+  statuses: [429, 500, 503],
+  response: errorRef('default', {
+    name: 'OtherError',
+    description:
+      'Any other error: over the rate limit (429; see Retry-After), a request too slow to arrive or with headers too large (408, 431), ' +
+      'a bug on our side (500; no internals are shown), or overloaded or the database unavailable (503; see Retry-After)',
+    codes: ['rate_limited', 'request_timeout', 'headers_too_large', 'internal_error', 'unavailable'],
+  }),
+} as const;

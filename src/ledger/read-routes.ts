@@ -8,7 +8,7 @@ import { shopRowCount } from '../db/counts.js';
 import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { queryParams } from '../http/query.js';
-import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import { eventJson } from './event-json.js';
 import { eventsQuery, findEvent, type EventRow } from './events-repository.js';
 import { EVENT_FILTERS, parseEventFilters } from './filters.js';
@@ -43,7 +43,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
         summary: 'List points events',
         description: 'The shop\'s ledger, with cursor or offset pagination, filtered by source and applied_at.',
         querystring: ListQuery(Object.keys(SORTABLE), { ...EVENT_FILTERS, ...CUSTOMER_FILTER }),
-        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('read', { 400: 'A bad pagination or filter parameter' }) },
+        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('list') },
       },
     },
     async (request) => {
@@ -64,7 +64,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: 'Retrieve a points event',
         params: IdParams,
-        response: { 200: DataEnvelope(PointsEvent), ...errorResponses('read', { 404: 'No such points event in this shop' }) },
+        response: { 200: DataEnvelope(PointsEvent), ...errorResponses('read', { 404: notFoundError('points event') }) },
       },
     },
     async (request) => {
@@ -85,7 +85,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
         description: 'One customer\'s ledger, with the same pagination and filters as the shop\'s.',
         params: CustomerParams,
         querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
-        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('read', { 400: 'A bad pagination or filter parameter', 404: 'No such customer in this shop' }) },
+        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('list', { 404: notFoundError('customer') }) },
       },
     },
     async (request) => {
@@ -108,7 +108,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
         description: 'What the order earned (source order) and what its refunds took back (source refund), with the same pagination and filters as the shop\'s.',
         params: OrderParams,
         querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
-        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('read', { 400: 'A bad pagination or filter parameter', 404: 'No such order in this shop' }) },
+        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('list', { 404: notFoundError('order') }) },
       },
     },
     async (request) => {

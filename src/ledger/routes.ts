@@ -5,7 +5,7 @@ import type { DB } from '../db/tables.js';
 import { AppError, notFound } from '../errors.js';
 import { optionalBody } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
-import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import { isJsonObject, type FieldError } from '../core/validation.js';
 import { attachedErrors } from '../http/validation.js';
 import { getShop, type Shop } from '../shops/repository.js';
@@ -128,7 +128,11 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
           201: DataEnvelope(PointsEvent),
           ...errorResponses(
             'write',
-            { 404: 'No such points event in this shop', 409: 'Already reversed, or a request with this Idempotency-Key is still running', 422: 'Not reversible, not covered by the balance, or invalid fields' },
+            {
+              404: notFoundError('points event'),
+              409: { name: 'AlreadyReversed', description: 'Already reversed, or a request with this Idempotency-Key is still running' },
+              422: { name: 'ReversalRefused', description: 'Not reversible, not covered by the balance, or invalid fields' },
+            },
             ['insufficient_balance', 'not_reversible', 'already_reversed'],
           ),
         },

@@ -110,6 +110,8 @@ export const PointsEventInput = Type.Object(
     ),
   },
   {
+    // The title names it in the OpenAPI document, where the batch's items refer to it.
+    title: 'PointsEventInput',
     additionalProperties: false,
     description: 'One grant (positive amounts) or deduction (negative amounts) of points and/or store credit for one customer',
     examples: [{ customer_identifier: 'ada@example.com', source: 'order', points_amount: 120, external_note: 'Order #1042' }],

@@ -22,15 +22,12 @@ const mustExist = (field: Field) => field.references !== undefined;
 
 /** The identifier's schema in a request body, beside the field it stands for. */
 export function identifierSchema(name: string, field: Field): TSchema {
-  const unknown = mustExist(field)
-    ? 'Either must name a customer of this shop (else customer_not_found).'
-    : `An e-mail must name a customer of this shop (else customer_not_found); a remote_id need not, as with ${name}.`;
+  const unknown = mustExist(field) ? 'It must name a customer of the shop.' : 'An e-mail must name a customer of the shop.';
   return Type.String({
     minLength: 1,
     maxLength: 254,
     description:
-      `The customer, by remote_id (decimal digits, as a string) or e-mail address (case-insensitive); another way to give ${name}. ` +
-      `It is stored as ${name}, which responses show. ${unknown} Sent with ${name}, both must name the same customer (else conflicting_parameters).`,
+      `Instead of ${name}: the customer's remote_id (as a string) or e-mail (case-insensitive). ${unknown} Given with ${name}, both must name the same customer.`,
     examples: ['ada@example.com', '7012345678'],
   });
 }

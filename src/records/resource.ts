@@ -130,8 +130,13 @@ export function derive(r: Resource): Derived {
     updated_at: Type.String({ format: 'date-time', description: 'When this record last changed here' }),
   };
   const recordProps = { [r.id]: idSchema, ...shown, ...(r.computed?.schema ?? {}), ...times };
-  const input = Type.Object(inputProperties(r, true), { additionalProperties: false, examples: [example(r)] });
+  // A create and an update take the same fields: one title names them once in the OpenAPI
+  // document, where each body adds what it requires (http/openapi-components.ts).
+  const fields = r.write === 'crud' ? { title: `${r.title}Fields` } : {};
+  // The body's example is its fields' examples, which the reference composes itself.
+  const input = Type.Object(inputProperties(r, true), { ...fields, additionalProperties: false });
   const patch = Type.Object(inputProperties(r, false), {
+    ...fields,
     additionalProperties: false,
     minProperties: 1,
     examples: [Object.fromEntries(Object.entries(example(r)).slice(0, 1))],

@@ -8,7 +8,7 @@ import { AppError, notFound, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { assertParams, queryParams, readParams } from '../http/query.js';
-import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
 import { cursorRecords, findRecord, selectRecords } from './repository.js';
 import { derive, recordsJson, type Resource, type Row } from './resource.js';
@@ -17,6 +17,9 @@ import { checkedBody, createRecord, patchRecord, raced, refuse, removeRecord, re
 
 // The routes of every record resource, generated from its description. Each route below is
 // registered explicitly per resource: grep for `/${r.path}`.
+
+/** `id, name or created_at`. */
+const orList = (words: string[]) => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
 
 /** `an order`, `a VIP tier`, `a subscription billing attempt`. */
 const aOrAn = (noun: string) => `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
@@ -50,10 +53,10 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           tags,
           summary: `List ${plural}`,
           description:
-            `Cursor mode (pagination[since_id], pagination[limit]) walks every ${r.singular} by ${r.id} ascending; ` +
-            `offset mode (pagination[page], pagination[per_page]) sorts by ${['id', ...Object.keys(d.sortable)].join(', ')}.`,
+            `Cursor mode walks every ${r.singular} in ascending ${r.id} order (since_id is ${aOrAn(r.singular)}'s ${r.id}); ` +
+            `offset mode sorts by ${orList(['id', ...Object.keys(d.sortable)])}.`,
           querystring: ListQuery(Object.keys(d.sortable), filterSchemas),
-          response: { 200: ListEnvelope(d.record), ...errorResponses('read', { 400: 'A bad pagination, sort or filter parameter (named in details)' }) },
+          response: { 200: ListEnvelope(d.record), ...errorResponses('list') },
         },
       },
       async (request) => {
@@ -84,7 +87,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           tags,
           summary: `Retrieve ${aOrAn(r.singular)}`,
           params: GetParams,
-          response: { 200: DataEnvelope(d.record), ...errorResponses('read', { 404: `No such ${r.singular} in this shop` }) },
+          response: { 200: DataEnvelope(d.record), ...errorResponses('read', { 404: notFoundError(r.singular) }) },
         },
       },
       async (request) => {
@@ -98,9 +101,12 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
     );
 
     if (r.write === 'upsert') {
-      // One parameter name per path position (OpenAPI forbids paths differing only by it).
-      const param = lookup?.param ?? 'remote_id';
-      const PutParams = Type.Object({ [param]: Type.String({ description: `The ${r.singular}'s remote_id (an e-mail does not do here)`, examples: ['7012345678'] }) });
+      // One parameter name per path position (OpenAPI forbids paths differing only by it). Where
+      // GET also takes an e-mail, PUT does not: it creates under the remote_id.
+      const param = lookup?.param ?? r.id;
+      const PutParams = lookup
+        ? Type.Object({ [param]: Type.String({ description: `The ${r.singular}'s remote_id (not an e-mail address)`, examples: ['7012345678'] }) })
+        : IdParams;
       app.put(
         `/${r.path}/:${param}`,
         {
@@ -167,7 +173,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
             description: 'Changes only the fields sent.',
             params: IdParams,
             body: d.patch,
-            response: { 200: DataEnvelope(d.record), ...errorResponses('write', { 404: `No such ${r.singular} in this shop` }) },
+            response: { 200: DataEnvelope(d.record), ...errorResponses('write', { 404: notFoundError(r.singular) }) },
           },
         },
         async (request, reply) => {
@@ -187,9 +193,9 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           schema: {
             tags,
             summary: `Delete ${aOrAn(r.singular)}`,
-            description: 'Deletes the record for good and answers 200 with its id and `deleted: true`.',
+            description: `Deletes the ${r.singular} for good and answers 200 with its id and \`deleted: true\`.`,
             params: IdParams,
-            response: { 200: DataEnvelope(Deleted), ...errorResponses('write', { 404: `No such ${r.singular} in this shop` }) },
+            response: { 200: DataEnvelope(Deleted), ...errorResponses('write', { 404: notFoundError(r.singular) }) },
           },
         },
         async (request, reply) => {

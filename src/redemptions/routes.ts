@@ -10,7 +10,7 @@ import { registerAction } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { queryParams } from '../http/query.js';
-import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import { redemptionJson, redemptionsQuery, type RedemptionRow } from './repository.js';
 import { CodePool, CodesInput, MAX_CODES_PER_REQUEST, Redemption, RedemptionInput } from './schemas.js';
 import { addCodes, codePool, redeem, useRedemption, voidRedemption } from './service.js';
@@ -51,7 +51,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
         body: RedemptionInput,
         response: {
           201: DataEnvelope(Redemption),
-          ...errorResponses('write', { 422: 'Unknown reward or customer, disabled reward, limit reached, out of codes, or not enough points' }, [
+          ...errorResponses('write', { 422: { name: 'RedemptionRefused', description: 'Unknown reward or customer, disabled reward, limit reached, out of codes, or not enough points' } }, [
             'reward_disabled',
             'redemption_limit_reached',
             'reward_out_of_codes',
@@ -77,7 +77,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
         summary: 'List redemptions',
         description: 'The shop\'s redemptions, newest last, with cursor or offset pagination; `customer_identifier` narrows to one customer.',
         querystring: ListQuery([], CUSTOMER_FILTER),
-        response: { 200: ListEnvelope(Redemption), ...errorResponses('read', { 400: 'A bad pagination or filter parameter' }) },
+        response: { 200: ListEnvelope(Redemption), ...errorResponses('list') },
       },
     },
     async (request) => {
@@ -97,7 +97,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: 'Retrieve a redemption',
         params: IdParams,
-        response: { 200: DataEnvelope(Redemption), ...errorResponses('read', { 404: 'No such redemption in this shop' }) },
+        response: { 200: DataEnvelope(Redemption), ...errorResponses('read', { 404: notFoundError('redemption') }) },
       },
     },
     async (request) => {
@@ -113,11 +113,11 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     path: '/redemptions/:id/use',
     singular: 'redemption',
     tags: TAGS,
-    summary: 'Mark a redemption used',
-    description: 'The platform consumed the code. Only an issued redemption whose code has not expired can be marked used (409 `redemption_not_usable`).',
+    summary: 'Mark a redemption as used',
+    description: 'Records that the platform consumed the code. Only an issued redemption whose code has not expired can be marked as used (409 `redemption_not_usable`).',
     record: Redemption,
     codes: ['redemption_not_usable'],
-    conflict: 'Not issued, or its code expired',
+    conflict: { name: 'RedemptionNotUsable', description: 'Not issued or its code expired' },
     run: useRedemption,
   });
   registerAction(app, {
@@ -131,7 +131,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
       'Only an issued redemption can be voided (409 `redemption_not_voidable`). Sends `redemption.voided`.',
     record: Redemption,
     codes: ['redemption_not_voidable'],
-    conflict: 'Already used or voided',
+    conflict: { name: 'RedemptionNotVoidable', description: 'Already used or voided' },
     run: voidRedemption,
   });
 
@@ -143,7 +143,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
         summary: 'List a customer\'s redemptions',
         params: CustomerParams,
         querystring: ListQuery([]),
-        response: { 200: ListEnvelope(Redemption), ...errorResponses('read', { 400: 'A bad pagination parameter', 404: 'No such customer in this shop' }) },
+        response: { 200: ListEnvelope(Redemption), ...errorResponses('list', { 404: notFoundError('customer') }) },
       },
     },
     async (request) => {
@@ -165,7 +165,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
           'refuses the request (422, each clash listed). Redemptions of the reward then issue these codes, oldest upload first, each at most once.',
         params: RewardParams,
         body: CodesInput,
-        response: { 201: DataEnvelope(CodePool), ...errorResponses('write', { 404: 'No such reward in this shop' }) },
+        response: { 201: DataEnvelope(CodePool), ...errorResponses('write', { 404: notFoundError('reward') }) },
       },
     },
     async (request, reply) => {
@@ -186,7 +186,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
         summary: 'Count a reward\'s codes',
         description: 'How many uploaded codes are left, and how many were issued.',
         params: RewardParams,
-        response: { 200: DataEnvelope(CodePool), ...errorResponses('read', { 404: 'No such reward in this shop' }) },
+        response: { 200: DataEnvelope(CodePool), ...errorResponses('read', { 404: notFoundError('reward') }) },
       },
     },
     async (request) => {

@@ -48,13 +48,17 @@ export function registerReferralRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: 'Create a referral',
         description:
-          'A customer, named by `referrer_remote_id`, `customer_identifier` (remote_id or e-mail) or `referral_code`, refers a friend\'s e-mail. Refused: the friend is the referrer (422 `self_referral`: ' +
+          'A customer, named by `referrer_remote_id`, `customer_identifier` (remote_id or e-mail) or `referral_code`, refers a friend\'s e-mail. Refused when the friend is the referrer (422 `self_referral`: ' +
           'e-mails compared case-insensitively, dots and +tags of Gmail addresses ignored), the friend already has a paid order (422 `already_customer`), ' +
-          'or the e-mail already has a pending or completed referral (422 `already_referred`). It completes on the friend\'s first paid order.',
+          'or the e-mail already has a pending or completed referral (422 `already_referred`). The referral completes on the friend\'s first paid order.',
         body: ReferralInput,
         response: {
           201: DataEnvelope(Referral),
-          ...errorResponses('write', { 422: 'Unknown referrer, self referral, already a customer, already referred, or invalid fields' }, ['self_referral', 'already_customer', 'already_referred']),
+          ...errorResponses(
+            'write',
+            { 422: { name: 'ReferralRefused', description: 'Unknown referrer, self-referral, already a customer, already referred, or invalid fields' } },
+            ['self_referral', 'already_customer', 'already_referred'],
+          ),
         },
       },
     },
@@ -85,7 +89,6 @@ export function registerReferralRoutes(server: FastifyInstance): void {
     },
   );
 
-  const pending = 'Only a pending referral (409 `referral_not_pending`).';
   registerAction(app, {
     path: '/referrals/:id/complete',
     singular: 'referral',
@@ -93,10 +96,10 @@ export function registerReferralRoutes(server: FastifyInstance): void {
     summary: 'Complete a referral',
     description:
       'Completes a pending referral by hand (the friend\'s first paid order does it by itself): the referral earning rules reward the referrer and, ' +
-      `when the friend is a customer, the friend; sends \`referral.completed\`. ${pending}`,
+      'when the friend is a customer, the friend; sends `referral.completed`. Only a pending referral can be completed (409 `referral_not_pending`).',
     record: Referral,
     codes: ['referral_not_pending'],
-    conflict: 'Not pending',
+    conflict: { name: 'ReferralNotPending', description: 'Not pending' },
     run: completeReferral,
   });
   registerAction(app, {
@@ -104,10 +107,10 @@ export function registerReferralRoutes(server: FastifyInstance): void {
     singular: 'referral',
     tags: TAGS,
     summary: 'Cancel a referral',
-    description: `Cancels a pending referral; the friend may then be referred again. ${pending}`,
+    description: 'Cancels a pending referral; the friend may then be referred again. Only a pending referral can be cancelled (409 `referral_not_pending`).',
     record: Referral,
     codes: ['referral_not_pending'],
-    conflict: 'Not pending',
+    conflict: { name: 'ReferralNotPending', description: 'Not pending' },
     run: cancelReferral,
   });
 }

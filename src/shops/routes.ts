@@ -11,8 +11,7 @@ const VipTierWindow = Type.Union(
   [Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])],
   {
     description:
-      'What VIP tiers are judged by: the points a customer earned over their lifetime, in this calendar year (from 1 January, UTC), or in the last ' +
-      '12 months (from the day after the same date a year ago). Changing it re-tiers every customer in the background; the windows move on daily',
+      'VIP tiers are judged by the points earned over the lifetime, this calendar year (UTC), or the last 12 months; a change re-tiers customers in the background',
     examples: ['lifetime'],
   },
 );

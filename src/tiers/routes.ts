@@ -5,7 +5,7 @@ import { findCustomer } from '../customers/repository.js';
 import type { VipTierChangesTable } from '../db/tables.js';
 import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
-import { errorResponses } from '../http/schemas.js';
+import { errorResponses, notFoundError } from '../http/schemas.js';
 import { tierChangeJson } from './tiers.js';
 
 const TierRef = (description: string) =>
@@ -38,7 +38,7 @@ export function registerTierRoutes(server: FastifyInstance): void {
         description: 'Every change of the customer\'s tier, oldest first, with cursor or offset pagination.',
         params: CustomerParams,
         querystring: ListQuery([]),
-        response: { 200: ListEnvelope(TierChange), ...errorResponses('read', { 400: 'A bad pagination parameter', 404: 'No such customer in this shop' }) },
+        response: { 200: ListEnvelope(TierChange), ...errorResponses('list', { 404: notFoundError('customer') }) },
       },
     },
     async (request) => {

@@ -6,7 +6,7 @@ import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
-import { DataEnvelope, errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import { findRecord } from '../records/repository.js';
 import { webhooks } from '../records/resources/webhooks.js';
 import { attemptsOf, deliveriesQuery, requeueDelivery, type DeliveryRow } from './repository.js';
@@ -47,7 +47,7 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
         description: 'Every event queued for this webhook, newest last, with each attempt\'s status code and error. Delivered and failed deliveries are kept 30 days by default.',
         params: WebhookParams,
         querystring: ListQuery([]),
-        response: { 200: ListEnvelope(WebhookDelivery), ...errorResponses('read', { 400: 'A bad pagination parameter', 404: 'No such webhook in this shop' }) },
+        response: { 200: ListEnvelope(WebhookDelivery), ...errorResponses('list', { 404: notFoundError('webhook') }) },
       },
     },
     async (request) => {
@@ -69,7 +69,7 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
         summary: 'Retry a delivery',
         description: 'Queues the delivery to be sent again now, whatever its status (a failed one gets one more attempt; a delivered one is sent again). Answers 202.',
         params: DeliveryParams,
-        response: { 202: DataEnvelope(WebhookDelivery), ...errorResponses('write', { 404: 'No such webhook or delivery in this shop' }) },
+        response: { 202: DataEnvelope(WebhookDelivery), ...errorResponses('write', { 404: notFoundError('webhook or delivery') }) },
       },
     },
     async (request, reply) => {

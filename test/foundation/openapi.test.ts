@@ -10,15 +10,28 @@ import { TEST_DIALECT } from '../helpers/database.js';
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
+/** The issue's budget for the document, as served. */
+const MAX_BYTES = 150_000;
+
+type Json = Record<string, unknown>;
+
+interface Response {
+  $ref?: string;
+  description?: string;
+  headers?: Record<string, Json>;
+  content?: Record<string, { schema?: { $ref?: string } }>;
+}
 interface Operation {
   operationId?: string;
   tags?: string[];
-  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+  parameters?: Json[];
+  responses: Record<string, Response>;
 }
+type PathItem = Partial<Record<'get' | 'put' | 'post' | 'patch' | 'delete', Operation>> & { parameters?: Json[] };
 interface Document {
   openapi: string;
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, unknown> };
+  paths: Record<string, PathItem>;
+  components: { schemas: Record<string, unknown>; headers: Record<string, Json>; responses: Record<string, Response>; parameters: Record<string, Json> };
   tags: { name: string; description?: string }[];
 }
 
@@ -46,17 +59,52 @@ async function lint(document: Document): Promise<{ totals: { errors: number; war
   }
 }
 
+const METHODS = new Set(['get', 'put', 'post', 'patch', 'delete']);
+
 const operations = (doc: Document) =>
-  Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([method, op]) => ({ where: `${method.toUpperCase()} ${p}`, path: p, op })));
+  Object.entries(doc.paths).flatMap(([p, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.has(method))
+      .map(([method, op]) => ({ where: `${method.toUpperCase()} ${p}`, path: p, item, op: op as Operation })),
+  );
+
+/** What a `$ref` points at (a JSON pointer into the document), or undefined. */
+function target(doc: Document, ref: string): unknown {
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = doc;
+  for (const part of ref.slice(2).split('/')) node = (node as Json | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return node;
+}
+
+/** A Reference Object resolved, with the description it may give beside the `$ref` (OpenAPI 3.1). */
+function resolve<T>(doc: Document, node: T): T {
+  const ref = (node as { $ref?: string }).$ref;
+  if (ref === undefined) return node;
+  const { $ref: _, ...own } = node as Json;
+  return { ...(target(doc, ref) as T), ...own };
+}
+
+/** An operation's parameters, its path's included, resolved. */
+const parametersOf = (doc: Document, item: PathItem, op: Operation) =>
+  [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => resolve(doc, p) as { in: string; name: string });
+
+/** Every `$ref` in a value, with where it is. */
+function refs(value: unknown, where = '#'): { where: string; ref: string }[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => refs(v, `${where}/${i}`));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, v]) => (key === '$ref' && typeof v === 'string' ? [{ where, ref: v }] : refs(v, `${where}/${key}`)));
+}
 
 describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
   // The `it` blocks below share one context (database, shop, clock): they run in order.
   let t: TestContext;
   let doc: Document;
+  let bytes: number;
   beforeAll(async () => {
     t = await setup();
     const res = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
+    bytes = res.rawPayload.byteLength;
     doc = res.json();
   });
   afterAll(() => t.close());
@@ -68,11 +116,21 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
     expect(result.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
 
+  it('lints with every recommended rule as recommended: redocly.yaml only adds rules', () => {
+    const config = fs.readFileSync(path.join(ROOT, 'redocly.yaml'), 'utf8');
+    expect(config).toMatch(/^extends:\s*\n\s+- recommended\s*$/m);
+    expect(config).not.toMatch(/^\s+[\w/-]+:\s*(off|warn)\s*$/m);
+  });
+
   it('makes the linter fail when an operation loses its documented errors', async () => {
     const broken = structuredClone(doc);
-    for (const op of Object.values(broken.paths[`${API}/shop`]!)) op.responses = { 200: op.responses['200']! };
+    for (const op of [broken.paths[`${API}/shop`]!.get!, broken.paths[`${API}/shop`]!.patch!]) op.responses = { 200: op.responses['200']! };
     const result = await lint(broken);
     expect(result.problems.map((p) => p.ruleId)).toContain('rule/api-operation-401');
+  });
+
+  it(`is under ${MAX_BYTES / 1000} KB as served`, () => {
+    expect(bytes).toBeLessThan(MAX_BYTES);
   });
 
   it('is OpenAPI 3.1 with the shared Error schema in components', () => {
@@ -81,14 +139,51 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
     expect(Object.keys(doc.components.schemas).filter((name) => name.startsWith('def-'))).toEqual([]);
   });
 
+  it('refers only to components that exist, so /docs can resolve every $ref', () => {
+    const all = refs(doc);
+    expect(all.length).toBeGreaterThan(500);
+    for (const { where, ref } of all) {
+      expect(ref, where).toMatch(/^#\/components\/(schemas|headers|responses|parameters|examples)\/[\w.-]+$/);
+      expect(target(doc, ref), `${where}: ${ref}`).toBeTypeOf('object');
+    }
+  });
+
+  it('declares headers, error responses and parameters once, in components, and refers to them', () => {
+    expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining(['RequestId', 'Limit', 'Remaining', 'Reset', 'Replayed', 'RetryAfter']));
+    expect(Object.keys(doc.components.responses)).toEqual(
+      expect.arrayContaining(['Unauthorized', 'BadRequest', 'NotFound', 'IdempotencyKeyInUse', 'PayloadTooLarge', 'UnsupportedMediaType', 'ValidationFailed', 'OtherError']),
+    );
+    expect(Object.keys(doc.components.parameters)).toEqual(
+      expect.arrayContaining(['IdempotencyKey', 'PaginationSinceId', 'PaginationLimit', 'PaginationPage', 'PaginationPerPage', 'SortOrderDirection']),
+    );
+    // Inline, only what is said once: no header object, no error response, no shared parameter.
+    const responses = [...operations(doc).flatMap(({ op }) => Object.values(op.responses)), ...Object.values(doc.components.responses)];
+    for (const response of responses) for (const [name, header] of Object.entries(response.headers ?? {})) expect(header, name).toHaveProperty('$ref');
+    for (const { where, item, op } of operations(doc)) {
+      for (const [status, response] of Object.entries(op.responses)) if (!status.startsWith('2')) expect(response.$ref, `${where} ${status}`).toMatch(/^#\/components\/responses\//);
+      for (const p of [...(item.parameters ?? []), ...(op.parameters ?? [])]) {
+        if (p.$ref) continue;
+        expect(String(p.name), where).not.toMatch(/^(Idempotency-Key|pagination\[|sort\[order_direction\])/);
+      }
+    }
+  });
+
   it('documents every error response with the Error schema, and every API operation with 401', () => {
     for (const { where, path: p, op } of operations(doc)) {
       if (p.startsWith(API)) expect(Object.keys(op.responses), where).toContain('401');
-      for (const [status, response] of Object.entries(op.responses)) {
-        if (Number(status) < 400) continue;
+      for (const [status, ref] of Object.entries(op.responses)) {
+        if (status.startsWith('2')) continue;
+        const response = resolve(doc, ref);
+        expect(response.description, `${where} ${status}`).toBeTruthy();
         expect(response.content?.['application/json']?.schema, `${where} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
       }
     }
+  });
+
+  it('names each route its own 404 beside the shared response', () => {
+    const notFound = doc.paths[`${API}/rewards/{id}`]!.get!.responses['404']!;
+    expect(notFound).toEqual({ $ref: '#/components/responses/NotFound', description: 'No such reward in this shop' });
+    expect(doc.paths[`${API}/customers/{customer_identifier}/points_events`]!.get!.responses['404']!.description).toBe('No such customer in this shop');
   });
 
   it('gives every operation a unique operationId and a described tag', () => {
@@ -102,25 +197,43 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
   });
 
   it('documents Idempotency-Key on every API write', () => {
-    for (const { where, path: p, op } of operations(doc)) {
+    for (const { where, path: p, item, op } of operations(doc)) {
       if (!p.startsWith(API) || where.startsWith('GET')) continue;
-      const params = (op as { parameters?: { in: string; name: string }[] }).parameters ?? [];
-      expect(params.some((param) => param.in === 'header' && param.name.toLowerCase() === 'idempotency-key'), where).toBe(true);
+      expect(parametersOf(doc, item, op).some((param) => param.in === 'header' && param.name.toLowerCase() === 'idempotency-key'), where).toBe(true);
     }
   });
 
-  it('documents the headers responses carry: X-Request-Id, RateLimit-*, Idempotent-Replayed on write successes', () => {
+  it('documents the path parameters of every operation', () => {
+    for (const { where, path: p, item, op } of operations(doc)) {
+      const names = parametersOf(doc, item, op).filter((param) => param.in === 'path').map((param) => param.name).sort();
+      expect(names, where).toEqual([...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort());
+    }
+  });
+
+  it('documents the headers responses carry: X-Request-Id, RateLimit-* once authenticated, Idempotent-Replayed on write successes', () => {
     for (const { where, path: p, op } of operations(doc)) {
-      const responses = (op as { responses?: Record<string, { headers?: Record<string, unknown> }> }).responses ?? {};
-      for (const [status, response] of Object.entries(responses)) {
-        const names = Object.keys(response.headers ?? {});
+      for (const [status, ref] of Object.entries(op.responses)) {
+        const names = Object.keys(resolve(doc, ref).headers ?? {});
         expect(names, `${where} ${status}`).toContain('X-Request-Id');
         if (!p.startsWith(API)) continue;
-        expect(names, `${where} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+        const rateLimit = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+        if (status === '401') expect(names.filter((name) => rateLimit.includes(name)), `${where} ${status}`).toEqual([]);
+        else expect(names, `${where} ${status}`).toEqual(expect.arrayContaining(rateLimit));
         const replayable = !where.startsWith('GET') && status.startsWith('2');
         expect(names.includes('Idempotent-Replayed'), `${where} ${status}`).toBe(replayable);
       }
     }
+  });
+
+  it('documents the headers as they are sent: no RateLimit-* before authentication', async () => {
+    const rateLimit = (headers: Record<string, unknown>) => Object.keys(headers).filter((name) => name.startsWith('ratelimit-'));
+    const anonymous = await t.app.inject({ method: 'GET', url: `${API}/shop` });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.headers['x-request-id']).toBeDefined();
+    expect(rateLimit(anonymous.headers)).toEqual([]);
+    const authenticated = await t.request('GET', `${API}/shop`);
+    expect(authenticated.statusCode).toBe(200);
+    expect(rateLimit(authenticated.headers).sort()).toEqual(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']);
   });
 });
 

@@ -58,16 +58,12 @@ export const customers: Resource = {
         { description: 'What expires next and when; null when nothing the customer holds expires' },
       ),
       vip_tier: Type.Union([Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.String({ examples: ['Gold'] }) }, { additionalProperties: false }), Type.Null()], {
-        description:
-          'The highest VIP tier whose points_threshold the points the customer earned in the shop\'s vip_tier_window reach (vip_tier_progress.points_earned); ' +
-          'null below every tier. Recomputed with every event that changes the points earned, and by a background job as the window moves on, never on a read',
+        description: 'The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read',
       }),
       vip_tier_progress: Type.Object(
         {
           points_earned: Type.Integer({
-            description:
-              'The points earned the tier is judged by: granted in the shop\'s vip_tier_window (the lifetime, this calendar year, or the last 12 months), ' +
-              'less what reversals and refunds took back of them; pending points count once released',
+            description: 'Points earned in the shop\'s vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by',
             examples: [1450],
           }),
           next_tier: Type.Union([Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer() }, { additionalProperties: false }), Type.Null()], {

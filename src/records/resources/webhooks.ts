@@ -24,8 +24,7 @@ export const webhooks: Resource = {
   fields: {
     topic: oneOf('The event that triggers a delivery', WEBHOOK_TOPICS, { required: true, sortable: true }),
     url: text(
-      'Where deliveries are POSTed (http or https), on a public host: a private, loopback, link-local or reserved IP address, or ' +
-        '`localhost`, is refused (`url_not_public`) unless the deployment allows private URLs; a name is checked at every delivery, after DNS.',
+      'Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery',
       'https://example.com/hooks/loyalty',
       2048,
       { required: true, format: 'uri', pattern: '^https?://' },
