@@ -6,6 +6,7 @@ import { retierShops } from './tiers/jobs.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
 import { DAY_MS } from './clock.js';
+import { optimizeDatabase } from './db/dialect.js';
 
 // Background work that runs inside `loyalty serve`. Each job must be safe to run in several
 // processes at once (they take a database lock or are idempotent).
@@ -26,6 +27,7 @@ export const jobs: Job[] = [
   // Both look at due rows only, through an index: running them often costs one index probe.
   { name: 'release-pending-points', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => releasePendingPoints(app.db, app.clock()) },
   { name: 'retier-customers', intervalMs: () => 5_000, run: (app) => retierShops(app.db, app.clock()) },
+  { name: 'optimize-database', intervalMs: () => 3_600_000, run: (app) => optimizeDatabase(app.db) },
   { name: 'grant-birthdays', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => grantBirthdays(app.db, app.clock()) },
   {
     name: 'deliver-webhooks',

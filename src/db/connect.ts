@@ -49,6 +49,11 @@ function openSqlite(file: string): BetterSqlite3.Database {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('cache_size = -65536');
   sqlite.pragma('temp_store = MEMORY');
+  // The planner's statistics, refreshed now and hourly (the optimize-database job). Without them
+  // it reads one customer's events by walking the shop's whole table in ID order (12 ms at 150,000
+  // events against 0.1 ms through points_events_customer). The limit keeps each pass quick.
+  sqlite.pragma('analysis_limit = 1000');
+  sqlite.pragma('optimize = 0x10002');
   // Integers beyond 2^53 never occur (ids and amounts are validated), so plain numbers are safe.
   sqlite.defaultSafeIntegers(false);
   return sqlite;

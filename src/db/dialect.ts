@@ -236,3 +236,11 @@ export async function perKey<K extends Record<string, number | string>, R>(
   }
   return out;
 }
+
+/**
+ * Refreshes the query planner's statistics where they went stale (SQLite's PRAGMA optimize:
+ * tables that grew or shrank much since last analysed); PostgreSQL's autovacuum does it there.
+ */
+export async function optimizeDatabase(db: DB): Promise<void> {
+  if (!isPostgres(db)) await sql`pragma optimize`.execute(db);
+}
