@@ -90,14 +90,15 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const addPending = (customer: number, delta: number) => pendingDelta.set(customer, (pendingDelta.get(customer) ?? 0) + delta);
   const settlement: Settlement = { shop, now, known, available, postings, addPending };
   for (const order of rows) {
-    const before = JSON.stringify(order);
+    const before = LEDGER_COLUMNS.map((column) => order[column]);
     if (order.earned_at === null && options.earn !== false) {
       earn(settlement, rule, order, multiplier);
       const buyer = order.points_customer_remote_id;
       if (order.earned_at !== null && buyer !== null && order.financial_status !== 'refunded') paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
     }
     if (order.earned_at !== null && order.points_customer_remote_id !== null) clawBack(settlement, order);
-    if (JSON.stringify(order) !== before) changed.push(order);
+    // Settling changes the ledger columns only: those are compared.
+    if (LEDGER_COLUMNS.some((column, i) => order[column] !== before[i])) changed.push(order);
   }
   if (postings.length > 0) {
     await dateClawbacks(trx, shopId, postings);
