@@ -45,6 +45,13 @@ export interface ServerProcess {
 }
 
 /**
+ * Node's own flags for the server, as `npm start` runs it (package.json): a 256 MB heap, so
+ * that V8 collects before it grows, and the process stays under 300 MB RSS when overloaded
+ * (without it, V8 let 500 connections' garbage take it to 380 MB).
+ */
+export const SERVE_NODE_ARGS = ['--max-old-space-size=256'];
+
+/**
  * Starts `loyalty serve` on DATABASE_URL (null: the default database, relative to `cwd`) and
  * waits until /readyz answers.
  */
@@ -52,7 +59,7 @@ export async function startServer(databaseUrl: string | null, env: Record<string
   const port = await freePort();
   const inherited: Record<string, string | undefined> = { ...process.env };
   delete inherited.DATABASE_URL;
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
+  const child = spawn(process.execPath, [...SERVE_NODE_ARGS, MAIN, 'serve'], {
     cwd: options.cwd,
     env: {
       ...inherited,
