@@ -1,12 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { isoTime } from '../clock.js';
-import { lockedRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
 import { enqueueEvents } from '../events/outbox.js';
 import { emailKey } from '../referrals/email.js';
-import { parseCustomerIdentifier, type CustomerRow } from './repository.js';
+import { findCustomer, parseCustomerIdentifier } from './repository.js';
 
 // Erasing a person (Shopify's customers/redact; docs/privacy.md): in one transaction, the
 // customer's e-mail, names, phone, birthday and referral code are erased, and so are the notes
@@ -115,11 +114,9 @@ async function scrubStored(trx: DB, shopId: number, person: Person, table: 'idem
  * remote_id already redacted answers as it did then; an unknown customer is not_found.
  */
 export async function redactCustomer(trx: DB, shopId: number, identifier: string, now: number): Promise<Redaction> {
-  const parsed = parseCustomerIdentifier(identifier);
-  let query = trx.selectFrom('customers').selectAll().where('shop_id', '=', shopId);
-  query = parsed === null ? query.where(sql.lit(false)) : 'email' in parsed ? query.where(sql`lower(email)`, '=', parsed.email) : query.where('remote_id', '=', parsed.remoteId);
-  const customer = (await lockedRows(trx, query).executeTakeFirst()) as CustomerRow | undefined;
+  const customer = await findCustomer(trx, shopId, identifier, { lock: true });
   if (customer === undefined) {
+    const parsed = parseCustomerIdentifier(identifier);
     const earlier =
       parsed !== null && 'remoteId' in parsed
         ? await trx.selectFrom('customer_redactions').selectAll().where('shop_id', '=', shopId).where('remote_id', '=', parsed.remoteId).executeTakeFirst()

@@ -2,6 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
 import { parseRemoteId } from '../core/ids.js';
 import { pushTo } from '../core/maps.js';
+import { lockedRows } from '../db/dialect.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
@@ -20,12 +21,13 @@ export function parseCustomerIdentifier(identifier: string): CustomerIdentifier 
   return remoteId === null ? null : { remoteId };
 }
 
-export async function findCustomer(db: DB, shopId: number, identifier: string): Promise<CustomerRow | undefined> {
+/** The customer an identifier names; `lock` holds the row until the transaction ends (PostgreSQL). */
+export async function findCustomer(db: DB, shopId: number, identifier: string, options: { lock?: boolean } = {}): Promise<CustomerRow | undefined> {
   const parsed = parseCustomerIdentifier(identifier);
   if (parsed === null) return undefined;
   let query = db.selectFrom('customers').selectAll().where('shop_id', '=', shopId);
   query = 'email' in parsed ? query.where(sql`lower(email)`, '=', parsed.email) : query.where('remote_id', '=', parsed.remoteId);
-  return query.executeTakeFirst();
+  return (options.lock ? lockedRows(db, query) : query).executeTakeFirst();
 }
 
 /** What a points event needs of its customer (a batch names up to 1000: no more is read). */

@@ -4,7 +4,7 @@ import { jobs } from '../../src/jobs.js';
 import { eventsQuery } from '../../src/ledger/events-repository.js';
 import { API, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { createCustomers, postBatch } from '../ledger/fixtures.js';
+import { createCustomers, expectConsistentLedger, postBatch } from '../ledger/fixtures.js';
 
 // SQLite plans by the statistics PRAGMA optimize keeps (at open and hourly, the
 // optimize-database job): with them, one customer's events are read through
@@ -36,4 +36,6 @@ describe.skipIf(TEST_DIALECT === 'postgres')('query planner statistics (sqlite)'
     const res = await t.request('GET', `${API}/customers/7/points_events`, { query: { 'pagination[limit]': '100' } });
     expect(res.json().data).toHaveLength(50);
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });

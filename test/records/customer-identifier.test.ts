@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
+import { expectConsistentLedger } from '../ledger/fixtures.js';
 
 // One name for a customer (README, "Using the API"): every body that references a customer by its
 // remote_id also takes `customer_identifier`, a remote_id or an e-mail, stored as the field it
@@ -148,4 +149,6 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
     expect(request('/subscription_contracts/{remote_id}', 'put').required).not.toContain('customer_remote_id');
     for (const schema of ['Order', 'SubscriptionContract', 'Referral']) expect(doc.components.schemas[schema].properties).not.toHaveProperty('customer_identifier');
   });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
 });
