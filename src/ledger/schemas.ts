@@ -166,7 +166,7 @@ export const PointsEvent = Type.Object(
     id: Type.Integer({ examples: [4812] }),
     customer: Type.Object(
       {
-        remote_id: Type.Integer({ examples: [7012345678] }),
+        remote_id: Type.Integer({ description: 'Negative for a customer since erased (DELETE /customers)', examples: [7012345678] }),
         email: Type.Union([Type.String(), Type.Null()], { examples: ['ada@example.com'] }),
         points_balance: Type.Integer({ description: 'Points available right after this event', examples: [1250] }),
         credits_balance: Type.Number({ description: 'Store credit available right after this event', examples: [12.5] }),
