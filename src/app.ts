@@ -118,7 +118,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   });
 
-  registerLoadShedding(app, config, registerMetrics(app));
+  registerLoadShedding(app, config, registerMetrics(app), requestId);
   await registerOpenApi(app);
   registerHealth(app);
 

@@ -110,7 +110,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       redisUrl: str(env, 'REDIS_URL'),
     },
     loadShedding: {
-      maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 1000, 0),
+      maxEventLoopDelayMs: int(env, 'MAX_EVENT_LOOP_DELAY_MS', 200, 0),
       retryAfterSeconds: int(env, 'OVERLOAD_RETRY_AFTER_SECONDS', 1, 1),
       maxRequestsInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 1000, 1),
       maxBodyBytesInFlight: int(env, 'MAX_BODY_BYTES_IN_FLIGHT', 2 * 1024 * 1024, 1024),

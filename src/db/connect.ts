@@ -75,7 +75,7 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
   const { dialect, location } = parseDatabaseUrl(url);
   if (dialect === 'sqlite') {
     const sqlite = openSqlite(location);
-    const queue = new ConnectionQueue(1, options.maxQueueWaitMs);
+    const queue = new ConnectionQueue(1, options.maxQueueWaitMs, true);
     const db = new Kysely<Tables>({ dialect: new CachingSqliteDialect(sqlite, queue) });
     return {
       db,

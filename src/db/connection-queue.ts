@@ -27,6 +27,11 @@ export class ConnectionQueue {
     permits: number,
     /** Infinity: wait as long as it takes (the CLI). */
     readonly maxWaitMs: number = Infinity,
+    /**
+     * Hand a released permit to the next waiter on the event loop's next turn (SQLite), not at
+     * once (PostgreSQL, whose holders wait on the network and leave the loop free).
+     */
+    readonly nextTurn = false,
   ) {
     this.#free = permits;
   }
@@ -67,7 +72,13 @@ export class ConnectionQueue {
       }
       this.#waiters.delete(next.value);
       clearTimeout(next.value.timer);
-      next.value.grant(this.#releaser());
+      // SQLite's work is synchronous: a line of transactions each granted from the other's
+      // release would run back to back in one microtask drain and hold the event loop for all of
+      // them (seconds under load), while new requests, /healthz and the shedding that should
+      // answer them 503 wait unread. There the next holder starts on the loop's next turn.
+      const { grant } = next.value;
+      if (this.nextTurn) setImmediate(() => grant(this.#releaser()));
+      else grant(this.#releaser());
     };
   }
 }

@@ -1,11 +1,14 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { DatabaseBusyError } from '../db/connection-queue.js';
-import { overloaded, sendError } from './error-handler.js';
+import { errorStatus } from '../errors.js';
+import { errorBody, overloaded } from './error-handler.js';
 
 // Load shedding: a request the process cannot finish within a second or so is answered 503 with
-// Retry-After at once, before its body is read, rather than left waiting. What is bounded:
+// Retry-After at once, before its body is read and before Fastify sees it, rather than left
+// waiting. What is bounded:
 // - requests being handled, and the body bytes they declared (memory and CPU);
 // - the event loop's lag, read as it is now, not only at the last sample (CPU);
 // - the line for a database connection: new requests are turned away once its oldest waiter
@@ -79,13 +82,26 @@ class ShedLog {
 }
 
 /** The body bytes a request declares; a chunked body may be as large as the limit. */
-function declaredBytes(request: FastifyRequest, bodyLimit: number): number {
+function declaredBytes(request: IncomingMessage, bodyLimit: number): number {
   const length = request.headers['content-length'];
   if (length !== undefined) return Math.min(Number(length) || 0, bodyLimit);
   return request.headers['transfer-encoding'] === undefined ? 0 : bodyLimit;
 }
 
-export function registerLoadShedding(app: FastifyInstance, config: Config, registry: Registry): void {
+/** The path of a raw request's URL, without its query and trailing slash (as the router ignores it). */
+function pathOf(url: string | undefined): string {
+  const path = (url ?? '').split('?', 1)[0]!;
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/**
+ * Load shedding runs on Node's own request event, before Fastify: a request turned away costs a
+ * check of a few counters and one written answer, no routing, hooks or reply objects. Under a
+ * flood of clients that retry at once, that cost is most of what the process spends, and every
+ * millisecond of it delays the requests it did admit. `newRequestId` names the answer as
+ * Fastify would have.
+ */
+export function registerLoadShedding(app: FastifyInstance, config: Config, registry: Registry, newRequestId: () => string): void {
   const limits = config.loadShedding;
   const log = new ShedLog(app, registry);
   const lag = new LoopLag();
@@ -117,34 +133,57 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
     return null;
   };
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (NEVER_SHED.has(request.routeOptions.url ?? '')) return undefined;
+  const unavailable = overloaded(limits.retryAfterSeconds);
+  const status = errorStatus(unavailable.code);
+  /** Whether the request may go on to Fastify; if not, it was answered 503. */
+  const admit = (request: IncomingMessage, response: ServerResponse): boolean => {
+    if (NEVER_SHED.has(pathOf(request.url))) return true;
     const size = declaredBytes(request, config.bodyLimitBytes);
     const reason = overloadedBy(size, request.method !== 'GET' && request.method !== 'HEAD');
     if (reason !== null) {
       log.record(reason);
-      request.shed = true;
-      return sendError(reply, overloaded(limits.retryAfterSeconds));
+      const requestId = newRequestId();
+      const body = JSON.stringify(errorBody(unavailable.code, unavailable.message, requestId));
+      response.writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'x-request-id': requestId,
+        ...unavailable.headers,
+      });
+      response.end(body);
+      return false;
     }
     requests++;
     bytes += size;
     // 'close' comes once, whether the response was sent or the client went away.
-    reply.raw.once('close', () => {
+    response.once('close', () => {
       requests--;
       bytes -= size;
     });
-    return undefined;
+    return true;
+  };
+
+  // Node's HTTP server has one request listener, Fastify's: the check is put in front of it.
+  const [handler, ...others] = app.server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
+  if (handler === undefined || others.length > 0) throw new Error("expected Fastify's request listener alone on the server");
+  app.server.removeListener('request', handler);
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (admit(request, response)) handler(request, response);
   });
 
-  // A request that waited too long for a database connection was shed as well, only later.
-  app.addHook('onError', async (_request, _reply, error) => {
-    if (error instanceof DatabaseBusyError) log.record('database_queue');
+  // A request that waited too long for a database connection was shed as well, only later:
+  // counted, and not logged one by one either.
+  app.addHook('onError', async (request, _reply, error) => {
+    if (error instanceof DatabaseBusyError) {
+      request.shed = true;
+      log.record('database_queue');
+    }
   });
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Answered 503 by load shedding: not worth a line in the log each. */
+    /** Answered 503 because the database's line was too long: not worth a line in the log each. */
     shed: boolean;
   }
 }

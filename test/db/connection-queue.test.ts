@@ -17,6 +17,25 @@ describe('the line for database connections', () => {
     expect(queue.oldestWaitMs()).toBe(0);
   });
 
+  it('hands a released permit over on the next turn of the event loop when asked (SQLite), so that I/O is served between holders', async () => {
+    const queue = new ConnectionQueue(1, Infinity, true);
+    const order: string[] = [];
+    const first = await queue.acquire();
+    const waiting = [1, 2].map((n) =>
+      queue.acquire().then((release) => {
+        order.push(`holder ${n}`);
+        // What reaches the loop while a holder works (a request to answer, or to shed) is
+        // served before the next holder starts.
+        setImmediate(() => order.push(`loop after ${n}`));
+        release();
+      }),
+    );
+    first();
+    await Promise.all(waiting);
+    await tick();
+    expect(order).toEqual(['holder 1', 'loop after 1', 'holder 2', 'loop after 2']);
+  });
+
   it('lets a waiter give up after maxWaitMs with DatabaseBusyError, and keeps the line going', async () => {
     const queue = new ConnectionQueue(1, 20);
     const held = await queue.acquire();
