@@ -110,7 +110,11 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
     trx,
     'orders',
     ['shop_id', 'remote_id'],
-    changed.map((o) => ({ shop_id: shopId, remote_id: o.remote_id, ...Object.fromEntries(LEDGER_COLUMNS.map((c) => [c, o[c]])) })),
+    changed.map((o) => {
+      const row: Record<string, unknown> = { shop_id: shopId, remote_id: o.remote_id };
+      for (const column of LEDGER_COLUMNS) row[column] = o[column];
+      return row;
+    }),
   );
   await addPendingPoints(trx, shopId, pendingDelta);
   await completeReferralsOf(trx, shopId, [...paidBy.values()], now);

@@ -183,6 +183,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     if (queue === undefined) {
       const holds = kind === 'points' ? state.before.stored.points > 0 : state.before.stored.credits > 0;
       queue = state.queues[kind] = new LotQueue(now, NEVER, holds ? loader(state.remoteId, kind) : null, CHUNK);
+      for (const fresh of state.fresh) if (fresh.kind === kind) queue.add(fresh.lot);
     }
     return queue;
   };
@@ -195,14 +196,9 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     const posting = postings[index]!;
     const { entry } = posting;
     const state = states.get(posting.customer.remoteId)!;
-    const earn = (points: number) => {
-      state.earned += points;
-      const day = dayOf(entry.earnedAt ?? entry.appliedAt);
-      state.earnedDays.set(day, (state.earnedDays.get(day) ?? 0) + points);
-    };
-    const short = shortfalls(state, entry, index);
-    if (short.length > 0) {
-      failures.push(...short);
+    const earn = (points: number) => earned(state, entry, points);
+    if (uncovered(state, entry)) {
+      failures.push(...shortfalls(state, entry, index));
       continue;
     }
     const writing = !options.judgeOnly && failures.length === 0;
@@ -252,7 +248,9 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
         if (!writing) continue;
         const lot: Lot = { id: 0, fresh: true, seq: seq++, amount, remaining: amount, key: entry.expiresAt ?? NEVER, eventIndex: planned.length };
         state.fresh.push({ lot, kind });
-        queueOf(state, kind).add(lot);
+        // A grant joins the customer's queue once a deduction has made one (queueOf adds the
+        // grants before it): most customers of a batch only receive.
+        state.queues[kind]?.add(lot);
       } else {
         state[kind] += amount;
         if (kind === 'points') {
@@ -331,7 +329,12 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     if (next !== undefined) known.set(state.remoteId, mergeNext(next, state));
   }
   const earners = [...states.values()].filter((state) => state.earnedDays.size > 0);
-  const windows = await changeEarnedDays(trx, shopId, earners.map((state) => ({ ...state.before, remoteId: state.remoteId, days: state.earnedDays })), now);
+  const windows = await changeEarnedDays(
+    trx,
+    shopId,
+    earners.map(({ remoteId, before, earnedDays }) => ({ remoteId, earnedLifetime: before.earnedLifetime, earnedWindow: before.earnedWindow, windowFrom: before.windowFrom, days: earnedDays })),
+    now,
+  );
   for (const state of earners) {
     const { earned, from } = windows.get(state.remoteId)!;
     state.window = earned;
@@ -359,12 +362,21 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   }
   await updateRows(trx, 'customers', ['shop_id', 'remote_id'], stored);
 
-  const created = events.map((row, i) => eventJson(row, planned[i]!.state.email));
-  await enqueueEvents(trx, shopId, 'points_event.created', created, now);
+  // The events as the API shows them are built when asked for: an answer or a webhook needs
+  // them, an order's or a job's postings do not.
+  let created: PointsEvent[] | undefined;
+  const shown = () => (created ??= events.map((row, i) => eventJson(row, planned[i]!.state.email)));
+  await enqueueEvents(trx, shopId, 'points_event.created', async () => shown(), now);
   // Tiers follow the points earned in the window, in the same transaction.
   const retiered = earners.filter((state) => state.window !== state.before.earnedWindow);
   await retierEarners(trx, shopId, retiered.map((state) => ({ remoteId: state.remoteId, email: state.email, earned: state.window, tierId: state.before.tierId })), now);
-  return { failures: [], events: created, balances: after };
+  return {
+    failures: [],
+    get events() {
+      return shown();
+    },
+    balances: after,
+  };
 }
 
 /** The first chunk of lots of every customer and kind a posting deducts from, in one query. */
@@ -389,6 +401,18 @@ async function preloadDeductions(
   const cursors = [...wanted.values()].map((w) => ({ ...w, afterKey: now, afterId: NEVER }));
   for (const lot of await fifoLots(trx, shopId, cursors, FIRST_CHUNK)) byKey.get(`${lot.customerRemoteId}:${lot.kind}`)!.push(storedLot(lot));
   for (const { remoteId, kind } of wanted.values()) queueOf(states.get(remoteId)!, kind).preload(byKey.get(`${remoteId}:${kind}`)!, FIRST_CHUNK);
+}
+
+/** The entry changes the points earned: counted on the day they were earned (tiers/window.ts). */
+function earned(state: CustomerState, entry: EventEntry, points: number): void {
+  state.earned += points;
+  const day = dayOf(entry.earnedAt ?? entry.appliedAt);
+  state.earnedDays.set(day, (state.earnedDays.get(day) ?? 0) + points);
+}
+
+/** Whether the customer's available balance cannot cover a deduction of `entry` (shortfalls says which). */
+function uncovered(state: CustomerState, entry: EventEntry): boolean {
+  return (entry.points < 0 && state.points < -entry.points) || (entry.credits < 0 && state.credits < -entry.credits);
 }
 
 /** The deductions among `entry` that the customer's available balance cannot cover. */

@@ -1,7 +1,7 @@
 import { DAY_MS } from '../clock.js';
 import { insertRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
-import type { DB } from '../db/tables.js';
+import type { CustomerEarnedDaysTable, DB } from '../db/tables.js';
 
 // The window VIP tiers are judged by (docs/earning.md, "VIP tiers"): the points a customer
 // earned over their lifetime, in this calendar year, or in the last 12 months. Points count on
@@ -57,7 +57,8 @@ export async function changeEarnedDays(trx: DB, shopId: number, subjects: readon
     for (const [day, points] of s.days) if (day >= start) earned += points;
     out.set(s.remoteId, { earned, from: start });
   }
-  const rows = subjects.flatMap((s) => [...s.days].map(([day, points]) => ({ shop_id: shopId, customer_remote_id: s.remoteId, day, points })));
+  const rows: CustomerEarnedDaysTable[] = [];
+  for (const s of subjects) for (const [day, points] of s.days) rows.push({ shop_id: shopId, customer_remote_id: s.remoteId, day, points });
   await insertRows(trx, 'customer_earned_days', rows, { key: ['shop_id', 'customer_remote_id', 'day'], update: [], add: ['points'] });
   return out;
 }
