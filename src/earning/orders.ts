@@ -80,7 +80,8 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
     },
   });
   const multiplier = options.multiplier ?? ((customer: number) => multipliers.get(customer) ?? 1);
-  const available = new Map([...balances].map(([id, b]) => [id, { points: b.points, credits: b.credits }]));
+  const available = new Map<number, { points: number; credits: number }>();
+  for (const [id, b] of balances) available.set(id, { points: b.points, credits: b.credits });
 
   const postings: Posting[] = [];
   const changed: OrderState[] = [];
@@ -90,15 +91,16 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const addPending = (customer: number, delta: number) => pendingDelta.set(customer, (pendingDelta.get(customer) ?? 0) + delta);
   const settlement: Settlement = { shop, now, known, available, postings, addPending };
   for (const order of rows) {
-    const before = LEDGER_COLUMNS.map((column) => order[column]);
+    // Settling changes the ledger columns only, and only where earn or clawBack says so.
+    let settled = false;
     if (order.earned_at === null && options.earn !== false) {
       earn(settlement, rule, order, multiplier);
+      settled = order.earned_at !== null;
       const buyer = order.points_customer_remote_id;
-      if (order.earned_at !== null && buyer !== null && order.financial_status !== 'refunded') paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
+      if (settled && buyer !== null && order.financial_status !== 'refunded' && !paidBy.has(buyer)) paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
     }
-    if (order.earned_at !== null && order.points_customer_remote_id !== null) clawBack(settlement, order);
-    // Settling changes the ledger columns only: those are compared.
-    if (LEDGER_COLUMNS.some((column, i) => order[column] !== before[i])) changed.push(order);
+    if (order.earned_at !== null && order.points_customer_remote_id !== null && clawBack(settlement, order)) settled = true;
+    if (settled) changed.push(order);
   }
   if (postings.length > 0) {
     await dateClawbacks(trx, shopId, postings);
@@ -206,14 +208,17 @@ function earn({ shop, now, known, available, postings, addPending }: Settlement,
   }
 }
 
-/** Refunds take back their share of what the order earned: pending points first, never below zero. */
-function clawBack({ shop, now, known, available, postings, addPending }: Settlement, order: OrderState): void {
+/**
+ * Refunds take back their share of what the order earned: pending points first, never below
+ * zero. Returns whether it changed the order.
+ */
+function clawBack({ shop, now, known, available, postings, addPending }: Settlement, order: OrderState): boolean {
   const customer = order.points_customer_remote_id!;
   const full = order.financial_status === 'refunded';
   const refunded = PAID.has(order.financial_status) ? order.total_refunded : 0;
   let points = refundShare(order.points_earned, order.total, refunded, full) - order.points_reversed - order.points_unrecovered;
   let credits = refundShare(order.credits_earned, order.total, refunded, full) - order.credits_reversed - order.credits_unrecovered;
-  if (points <= 0 && credits <= 0) return;
+  if (points <= 0 && credits <= 0) return false;
   points = Math.max(0, points);
   credits = Math.max(0, credits);
   const fromPending = Math.min(points, order.points_pending);
@@ -236,6 +241,7 @@ function clawBack({ shop, now, known, available, postings, addPending }: Settlem
   if (takePoints > 0 || takeCredits > 0) {
     postings.push(orderPosting(shop, order, customer, known.get(customer) ?? null, now, { source: 'refund', points: -takePoints, credits: -takeCredits }));
   }
+  return true;
 }
 
 function orderPosting(shop: Shop, order: OrderState, customer: number, email: string | null, now: number, what: { source: 'order' | 'refund'; points: number; credits: number }): Posting {

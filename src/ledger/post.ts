@@ -273,7 +273,8 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   }
 
   const eventIds = await allocateIds(trx, shopId, 'points_events', planned.length);
-  const freshLots = [...states.values()].flatMap((s) => s.fresh.map(({ lot, kind }) => ({ lot, kind, state: s })));
+  const freshLots: { lot: Lot; kind: LotKind; state: CustomerState }[] = [];
+  for (const state of states.values()) for (const { lot, kind } of state.fresh) freshLots.push({ lot, kind, state });
   const lotIds = await allocateIds(trx, shopId, 'points_lots', freshLots.length);
   freshLots.forEach(({ lot }, k) => (lot.id = lotIds[k]!));
 
@@ -345,7 +346,9 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   const stored: Record<string, unknown>[] = [];
   for (const state of states.values()) {
     const storedNext = known.get(state.remoteId) ?? null;
-    after.set(state.remoteId, balancesOf(state, storedNext, await shownNext(trx, shopId, state, storedNext, now)));
+    // The next expiry as shown (after now): the stored one, unless it has passed already.
+    const shownNext = storedNext === null || storedNext.at > now ? storedNext : ((await nextExpiries(trx, shopId, [state.remoteId], now)).get(state.remoteId) ?? null);
+    after.set(state.remoteId, balancesOf(state, storedNext, shownNext));
     stored.push({
       shop_id: shopId,
       remote_id: state.remoteId,
@@ -465,12 +468,6 @@ function mergeNext(next: NextExpiry | null, state: CustomerState): NextExpiry | 
     if (lot.key === out.at) out[kind] += lot.remaining;
   }
   return out;
-}
-
-/** The next expiry as shown (after now): the stored one, unless it has passed already. */
-async function shownNext(trx: DB, shopId: number, state: CustomerState, storedNext: NextExpiry | null, now: number): Promise<NextExpiry | null> {
-  if (storedNext === null || storedNext.at > now) return storedNext;
-  return (await nextExpiries(trx, shopId, [state.remoteId], now)).get(state.remoteId) ?? null;
 }
 
 function balancesOf(state: CustomerState, storedNext: NextExpiry | null, shownNext: NextExpiry | null): Balances {
