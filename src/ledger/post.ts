@@ -272,6 +272,60 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     return { failures, events: [], balances: after };
   }
 
+  // Every customer's row is locked already (lockBalances). What needs no new ids is written
+  // first: on PostgreSQL, allocateIds takes the shop's lock on each table's ids and holds it
+  // until commit, so the shop's other writers queue for it; it covers only the inserts that
+  // need the ids, and what is left of the transaction after them.
+  const touched = new Set<Lot>();
+  for (const p of planned) for (const c of p.consumptions) if (!c.lot.fresh) touched.add(c.lot);
+  await setLotsRemaining(trx, shopId, [...touched].map((l) => ({ id: l.id, remaining: l.remaining })));
+
+  // The next expiry follows from what the posting took and granted, but when it emptied the
+  // earliest stored lots: then the index says what expires next among them. Either way the
+  // lots granted here (not written yet) are merged in.
+  const known = new Map<number, NextExpiry | null>();
+  for (const state of states.values()) {
+    const next = storedNextAfter(state);
+    if (next !== undefined) known.set(state.remoteId, mergeNext(next, state, Number.MIN_SAFE_INTEGER));
+  }
+  const unknown = [...states.keys()].filter((id) => !known.has(id));
+  const read = await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER);
+  for (const id of unknown) known.set(id, mergeNext(read.get(id) ?? null, states.get(id)!, Number.MIN_SAFE_INTEGER));
+  const earners = [...states.values()].filter((state) => state.earnedDays.size > 0);
+  const windows = await changeEarnedDays(
+    trx,
+    shopId,
+    earners.map(({ remoteId, before, earnedDays }) => ({ remoteId, earnedLifetime: before.earnedLifetime, earnedWindow: before.earnedWindow, windowFrom: before.windowFrom, days: earnedDays })),
+    now,
+  );
+  for (const state of earners) {
+    const { earned, from } = windows.get(state.remoteId)!;
+    state.window = earned;
+    state.windowFrom = from;
+  }
+  const stored: Record<string, unknown>[] = [];
+  for (const state of states.values()) {
+    const storedNext = known.get(state.remoteId) ?? null;
+    // The next expiry as shown (after now): the stored one, unless it has passed already.
+    const shownNext =
+      storedNext === null || storedNext.at > now ? storedNext : mergeNext((await nextExpiries(trx, shopId, [state.remoteId], now)).get(state.remoteId) ?? null, state, now);
+    after.set(state.remoteId, balancesOf(state, storedNext, shownNext));
+    stored.push({
+      shop_id: shopId,
+      remote_id: state.remoteId,
+      points_balance: state.storedPoints,
+      credits_balance: state.storedCredits,
+      points_earned_lifetime: state.earned,
+      points_spent_lifetime: state.spent,
+      points_earned_window: state.window,
+      tier_window_from: state.windowFrom,
+      next_expiry_at: storedNext?.at ?? null,
+      next_expiry_points: storedNext?.points ?? 0,
+      next_expiry_credits: storedNext?.credits ?? 0,
+    });
+  }
+  await updateRows(trx, 'customers', ['shop_id', 'remote_id'], stored);
+
   const eventIds = await allocateIds(trx, shopId, 'points_events', planned.length);
   const freshLots: { lot: Lot; kind: LotKind; state: CustomerState }[] = [];
   for (const state of states.values()) for (const { lot, kind } of state.fresh) freshLots.push({ lot, kind, state });
@@ -309,61 +363,10 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     expires_at: lot.key === NEVER ? null : lot.key,
     created_at: now,
   }));
-  const touched = new Set<Lot>();
-  const consumptions: LotConsumptionsTable[] = planned.flatMap((p, i) =>
-    p.consumptions.map((c) => {
-      if (!c.lot.fresh) touched.add(c.lot);
-      return { shop_id: shopId, event_id: eventIds[i]!, lot_id: c.lot.id, amount: c.amount };
-    }),
-  );
-
+  const consumptions: LotConsumptionsTable[] = planned.flatMap((p, i) => p.consumptions.map((c) => ({ shop_id: shopId, event_id: eventIds[i]!, lot_id: c.lot.id, amount: c.amount })));
   await insertEvents(trx, events);
   await insertLots(trx, lots);
   await insertConsumptions(trx, consumptions);
-  await setLotsRemaining(trx, shopId, [...touched].map((l) => ({ id: l.id, remaining: l.remaining })));
-
-  // The next expiry follows from what the posting took and granted, but when it emptied the
-  // earliest lots: then the index says what expires next.
-  const known = new Map<number, NextExpiry | null>();
-  for (const state of states.values()) {
-    const next = storedNextAfter(state);
-    if (next !== undefined) known.set(state.remoteId, mergeNext(next, state));
-  }
-  const earners = [...states.values()].filter((state) => state.earnedDays.size > 0);
-  const windows = await changeEarnedDays(
-    trx,
-    shopId,
-    earners.map(({ remoteId, before, earnedDays }) => ({ remoteId, earnedLifetime: before.earnedLifetime, earnedWindow: before.earnedWindow, windowFrom: before.windowFrom, days: earnedDays })),
-    now,
-  );
-  for (const state of earners) {
-    const { earned, from } = windows.get(state.remoteId)!;
-    state.window = earned;
-    state.windowFrom = from;
-  }
-  const unknown = [...states.keys()].filter((id) => !known.has(id));
-  for (const [id, next] of await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER)) known.set(id, next);
-  const stored: Record<string, unknown>[] = [];
-  for (const state of states.values()) {
-    const storedNext = known.get(state.remoteId) ?? null;
-    // The next expiry as shown (after now): the stored one, unless it has passed already.
-    const shownNext = storedNext === null || storedNext.at > now ? storedNext : ((await nextExpiries(trx, shopId, [state.remoteId], now)).get(state.remoteId) ?? null);
-    after.set(state.remoteId, balancesOf(state, storedNext, shownNext));
-    stored.push({
-      shop_id: shopId,
-      remote_id: state.remoteId,
-      points_balance: state.storedPoints,
-      credits_balance: state.storedCredits,
-      points_earned_lifetime: state.earned,
-      points_spent_lifetime: state.spent,
-      points_earned_window: state.window,
-      tier_window_from: state.windowFrom,
-      next_expiry_at: storedNext?.at ?? null,
-      next_expiry_points: storedNext?.points ?? 0,
-      next_expiry_credits: storedNext?.credits ?? 0,
-    });
-  }
-  await updateRows(trx, 'customers', ['shop_id', 'remote_id'], stored);
 
   // The events as the API shows them are built when asked for: an answer or a webhook needs
   // them, an order's or a job's postings do not.
@@ -459,11 +462,11 @@ function storedNextAfter(state: CustomerState): NextExpiry | null | undefined {
   return undefined;
 }
 
-/** The stored next expiry merged with what the lots the posting granted still hold. */
-function mergeNext(next: NextExpiry | null, state: CustomerState): NextExpiry | null {
+/** A next expiry of stored lots merged with what the lots the posting granted, expiring after `after`, still hold. */
+function mergeNext(next: NextExpiry | null, state: CustomerState, after: number): NextExpiry | null {
   let out = next === null ? null : { ...next };
   for (const { lot, kind } of state.fresh) {
-    if (lot.key === NEVER || lot.remaining === 0) continue;
+    if (lot.key === NEVER || lot.key <= after || lot.remaining === 0) continue;
     if (out === null || lot.key < out.at) out = { at: lot.key, points: 0, credits: 0 };
     if (lot.key === out.at) out[kind] += lot.remaining;
   }
