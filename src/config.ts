@@ -114,7 +114,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryAfterSeconds: int(env, 'OVERLOAD_RETRY_AFTER_SECONDS', 1, 1),
       maxRequestsInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 1000, 1),
       maxBodyBytesInFlight: int(env, 'MAX_BODY_BYTES_IN_FLIGHT', 2 * 1024 * 1024, 1024),
-      maxQueueWaitMs: int(env, 'MAX_QUEUE_WAIT_MS', 500, 10),
+      maxQueueWaitMs: int(env, 'MAX_QUEUE_WAIT_MS', 1000, 10),
     },
     timeouts: timeouts(env),
     maxConnections: int(env, 'MAX_CONNECTIONS', 2000, 1),

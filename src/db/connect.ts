@@ -70,6 +70,13 @@ const pgTypes = {
 
 /** PostgreSQL connections that write transactions leave to reads. */
 const READ_RESERVE = 2;
+/**
+ * PostgreSQL connections write transactions may hold at most. A shop's writers queue for its
+ * lock on new ids (db/dialect.ts, allocateIds) while they insert: more of them at once only
+ * wait inside PostgreSQL, where no queue of ours sees the wait or bounds it (under 500
+ * clients, batches then took up to 12 s; with four, under 2 s).
+ */
+const MAX_WRITERS = 4;
 
 export function connect(url: string, options: ConnectOptions = {}): Database {
   const { dialect, location } = parseDatabaseUrl(url);
@@ -121,8 +128,9 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
     end: () => pool.end(),
   };
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: queued }) });
-  // Write transactions hold at most all but READ_RESERVE connections: reads always find one soon.
-  const writes = new ConnectionQueue(Math.max(1, poolSize - READ_RESERVE), options.maxQueueWaitMs);
+  // Write transactions hold at most MAX_WRITERS connections, and never the last READ_RESERVE:
+  // reads always find one soon.
+  const writes = new ConnectionQueue(Math.max(1, Math.min(MAX_WRITERS, poolSize - READ_RESERVE)), options.maxQueueWaitMs);
   setWriteGate(db, writes);
   return {
     db,

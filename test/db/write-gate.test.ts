@@ -5,8 +5,9 @@ import { DatabaseBusyError } from '../../src/db/connection-queue.js';
 import { transaction } from '../../src/db/dialect.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
 
-// On PostgreSQL, write transactions may hold all but two of the pool's connections: a flood of
-// long writes leaves connections to quick reads. (SQLite has one connection, shared in turn.)
+// On PostgreSQL, write transactions may hold at most four of the pool's connections, and never
+// the last two: a flood of long writes leaves connections to quick reads. (SQLite has one
+// connection, shared in turn.)
 
 describe.runIf(TEST_DIALECT === 'postgres')('the write gate (postgres)', () => {
   let testDb: TestDatabase;
@@ -38,5 +39,26 @@ describe.runIf(TEST_DIALECT === 'postgres')('the write gate (postgres)', () => {
     open();
     await Promise.all(writes);
     expect(await transaction(database.db, async () => 'written')).toBe('written');
+  });
+
+  it('lets at most four writes hold connections of a larger pool', async () => {
+    const large = connect(testDb.url, { poolSize: 10, maxQueueWaitMs: 5000 });
+    let open!: () => void;
+    const held = new Promise<void>((resolve) => (open = resolve));
+    try {
+      const started: number[] = [];
+      const writes = [1, 2, 3, 4, 5].map((n) => transaction(large.db, async () => (started.push(n), held)));
+      for (let waited = 0; started.length < 4 && waited < 3000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The gate is first come, first served; the pool connects them in any order.
+      expect([...started].sort()).toEqual([1, 2, 3, 4]);
+      expect(large.writeQueueWaitMs()).toBeGreaterThan(0);
+      open();
+      await Promise.all(writes);
+      expect(started.at(-1)).toBe(5);
+    } finally {
+      open();
+      await large.close();
+    }
   });
 });
