@@ -127,9 +127,12 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
     if (requests >= limits.maxRequestsInFlight) return 'requests_in_flight';
     if (bytes > 0 && bytes + size > limits.maxBodyBytesInFlight) return 'body_bytes_in_flight';
     if (limits.maxEventLoopDelayMs > 0 && lag.ms() > limits.maxEventLoopDelayMs) return 'event_loop_delay';
-    // Writes wait for a write slot, reads only for a connection (some are kept for them).
-    const waited = writes ? Math.max(app.database.writeQueueWaitMs(), app.database.queueWaitMs()) : app.database.queueWaitMs();
-    if (waited > limits.maxQueueWaitMs / 2) return 'database_queue';
+    // Reads wait only for a connection (some are kept for them), and are turned away once its
+    // line is half as old as a waiter may get. Writes also wait for a write slot, whose line a
+    // client's concurrent batches fill by themselves (they queue behind each other for the
+    // shop's ids): they are turned away once its oldest waiter is about to give up.
+    if (app.database.queueWaitMs() > limits.maxQueueWaitMs / 2) return 'database_queue';
+    if (writes && app.database.writeQueueWaitMs() > (limits.maxQueueWaitMs * 3) / 4) return 'database_queue';
     return null;
   };
 
