@@ -196,9 +196,9 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     const posting = postings[index]!;
     const { entry } = posting;
     const state = states.get(posting.customer.remoteId)!;
-    const earn = (points: number) => earned(state, entry, points);
-    if (uncovered(state, entry)) {
-      failures.push(...shortfalls(state, entry, index));
+    const short = shortfalls(state, entry, index);
+    if (short.length > 0) {
+      failures.push(...short);
       continue;
     }
     const writing = !options.judgeOnly && failures.length === 0;
@@ -213,7 +213,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
         // was earned, a deduction's off what was spent.
         if (kind === 'points') {
           if (amount > 0) state.spent -= amount;
-          else earn(amount);
+          else earned(state, entry, amount);
         }
         if (amount > 0) {
           for (const { lot: ref, amount: back } of posting.reversal.restores) {
@@ -244,7 +244,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       }
       if (amount > 0) {
         if (entry.expiresAt === null || entry.expiresAt > now) state[kind] += amount;
-        if (kind === 'points') earn(amount);
+        if (kind === 'points') earned(state, entry, amount);
         if (!writing) continue;
         const lot: Lot = { id: 0, fresh: true, seq: seq++, amount, remaining: amount, key: entry.expiresAt ?? NEVER, eventIndex: planned.length };
         state.fresh.push({ lot, kind });
@@ -254,7 +254,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       } else {
         state[kind] += amount;
         if (kind === 'points') {
-          if (entry.clawback) earn(amount);
+          if (entry.clawback) earned(state, entry, amount);
           else state.spent -= amount;
         }
         if (!writing) continue;
@@ -414,11 +414,6 @@ function earned(state: CustomerState, entry: EventEntry, points: number): void {
   state.earned += points;
   const day = dayOf(entry.earnedAt ?? entry.appliedAt);
   state.earnedDays.set(day, (state.earnedDays.get(day) ?? 0) + points);
-}
-
-/** Whether the customer's available balance cannot cover a deduction of `entry` (shortfalls says which). */
-function uncovered(state: CustomerState, entry: EventEntry): boolean {
-  return (entry.points < 0 && state.points < -entry.points) || (entry.credits < 0 && state.credits < -entry.credits);
 }
 
 /** The deductions among `entry` that the customer's available balance cannot cover. */
