@@ -11,8 +11,9 @@ import { errorBody, overloaded } from './error-handler.js';
 // waiting. What is bounded:
 // - requests being handled, and the body bytes they declared (memory and CPU);
 // - the event loop's lag, read as it is now, not only at the last sample (CPU);
-// - the line for a database connection: new requests are turned away once its oldest waiter
-//   has waited half of MAX_QUEUE_WAIT_MS, and a waiter that reaches it gives up (db/connection-queue.ts).
+// - the lines for a database connection: new requests are turned away once its oldest waiter
+//   has waited half of MAX_QUEUE_WAIT_MS (writes: once the write slots' oldest waiter has waited
+//   three quarters of it), and a waiter that reaches it gives up (db/connection-queue.ts).
 // Shed requests are counted in /metrics and logged at most once a second, never one by one.
 
 export type ShedReason = 'requests_in_flight' | 'body_bytes_in_flight' | 'event_loop_delay' | 'database_queue';
