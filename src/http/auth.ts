@@ -29,57 +29,100 @@ const TOKEN_CACHE_SIZE = 10_000;
 
 interface Cached {
   shop: Shop;
-  until: number;
+  /** When the lookup that found it began: it is trusted until TOKEN_CACHE_MS after that. */
+  since: number;
+  generation: number;
+}
+
+interface Lookup {
+  shop: Promise<Shop | undefined>;
   generation: number;
 }
 
 /**
- * Live tokens seen lately: one database lookup per token every TOKEN_CACHE_MS at most. Keyed by
- * the token as sent, so a hit costs no hash; the process holds those tokens only as long as
- * the requests that carried them would.
+ * Live tokens seen lately, keyed by the token as sent, so a hit costs no hash; the process holds
+ * those tokens only as long as the requests that carried them would. A request that finds its
+ * token past half its time is answered from the cache and asks the database again on the side,
+ * so a token in steady use is never looked up in a request's path; requests that miss together
+ * share one lookup. Under a flood of requests, every expiry would otherwise send all those in
+ * flight to the database's line at once, each waiting there before its real work.
  */
 class TokenCache {
   readonly #entries = new Map<string, Cached>();
+  readonly #lookups = new Map<string, Lookup>();
 
-  get(token: string): Shop | undefined {
+  constructor(readonly find: (token: string) => Promise<Shop | undefined>) {}
+
+  /** The shop of a token found live lately; undefined when it must be looked up (lookUp). */
+  cached(token: string): Shop | undefined {
     const cached = this.#entries.get(token);
-    if (cached === undefined) return undefined;
-    if (cached.generation === shopsGeneration() && performance.now() < cached.until) return cached.shop;
-    this.#entries.delete(token);
+    if (cached !== undefined && cached.generation === shopsGeneration()) {
+      const age = performance.now() - cached.since;
+      if (age < TOKEN_CACHE_MS) {
+        // A refresh that fails leaves the entry to expire; the next request tries again.
+        if (age >= TOKEN_CACHE_MS / 2) this.#lookup(token).shop.catch(() => {});
+        return cached.shop;
+      }
+    }
     return undefined;
   }
 
-  set(token: string, shop: Shop, generation: number): void {
-    if (this.#entries.size >= TOKEN_CACHE_SIZE) this.#entries.clear();
+  /** The shop of a live token, from the database; undefined when it is unknown or revoked. */
+  lookUp(token: string): Promise<Shop | undefined> {
+    return this.#lookup(token).shop;
+  }
+
+  #lookup(token: string): Lookup {
+    // Taken before the lookup: a change made meanwhile makes what it finds stale at once, and a
+    // request made after the change does not join it.
+    const generation = shopsGeneration();
+    const pending = this.#lookups.get(token);
+    if (pending !== undefined && pending.generation === generation) return pending;
+    const since = performance.now();
+    const lookup: Lookup = {
+      generation,
+      shop: this.find(token)
+        .then((shop) => {
+          if (shop === undefined) this.#entries.delete(token);
+          else this.#set(token, { shop: Object.freeze(shop), since, generation });
+          return shop;
+        })
+        .finally(() => {
+          if (this.#lookups.get(token) === lookup) this.#lookups.delete(token);
+        }),
+    };
+    this.#lookups.set(token, lookup);
+    return lookup;
+  }
+
+  #set(token: string, entry: Cached): void {
+    if (this.#entries.size >= TOKEN_CACHE_SIZE && !this.#entries.has(token)) this.#entries.clear();
     // Shared by the requests that follow: frozen so that none can change it for the others.
-    this.#entries.set(token, { shop: Object.freeze(shop), until: performance.now() + TOKEN_CACHE_MS, generation });
+    this.#entries.set(token, entry);
   }
 }
 
-async function authenticate(app: FastifyInstance, request: FastifyRequest, cache: TokenCache, failures: AuthFailures): Promise<void> {
+async function authenticate(request: FastifyRequest, cache: TokenCache, failures: AuthFailures): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
   }
-  let shop = cache.get(token);
+  let shop = cache.cached(token);
   if (shop === undefined) {
     failures.check(request.ip);
-    // Taken before the lookup: a change made meanwhile makes this entry stale at once.
-    const generation = shopsGeneration();
-    shop = await findShopByToken(app.db, token);
+    shop = await cache.lookUp(token);
     if (shop === undefined) {
       failures.record(request.ip);
       throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
     }
-    cache.set(token, shop, generation);
   }
   request.shop = shop;
 }
 
 /** Every route registered in this scope requires a live token. */
 export function registerAuth(app: FastifyInstance): void {
-  const cache = new TokenCache();
+  const cache = new TokenCache((token) => findShopByToken(app.db, token));
   const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
   app.decorateRequest('shop', null as unknown as Shop);
-  app.addHook('onRequest', async (request) => authenticate(app, request, cache, failures));
+  app.addHook('onRequest', async (request) => authenticate(request, cache, failures));
 }
