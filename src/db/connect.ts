@@ -4,7 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue } from './connection-queue.js';
-import { setWriteGate } from './dialect.js';
+import { setWriteDatabase } from './dialect.js';
 import { CachingSqliteDialect } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
 
@@ -15,12 +15,16 @@ export interface Database {
   readonly dialect: DialectName;
   /** Quick liveness probe for /readyz. */
   ping(): Promise<void>;
-  /** How long the oldest caller waiting for a connection has waited, in ms (0: nobody waits). */
-  queueWaitMs(): number;
-  /** The same for write transactions, which may hold fewer connections than reads (PostgreSQL). */
-  writeQueueWaitMs(): number;
+  /**
+   * The lines for a connection: for reads, and for write transactions, which have connections of
+   * their own on PostgreSQL (on SQLite both are the one line for its one connection).
+   */
+  readonly lines: { readonly reads: Line; readonly writes: Line };
   close(): Promise<void>;
 }
+
+/** What a line for connections tells of its load (db/connection-queue.ts). */
+export type Line = Pick<ConnectionQueue, 'oldestWaitMs'>;
 
 export interface ConnectOptions {
   /** PostgreSQL pool size. */
@@ -68,46 +72,23 @@ const pgTypes = {
   },
 };
 
-/** PostgreSQL connections that write transactions leave to reads. */
+/** PostgreSQL connections that write transactions leave to reads, at least. */
 const READ_RESERVE = 2;
 /**
- * PostgreSQL connections write transactions may hold at most. A shop's writers queue for its
+ * PostgreSQL connections kept for write transactions, at most. A shop's writers queue for its
  * lock on new ids (db/dialect.ts, allocateIds) while they insert: more of them at once only
- * wait inside PostgreSQL, where no queue of ours sees the wait or bounds it (under 500
- * clients, batches then took up to 12 s; with four, under 2 s).
+ * wait inside PostgreSQL, where no line of ours sees the wait or bounds it (under 500 clients,
+ * batches then took up to 12 s; with four, under 2 s).
  */
 const MAX_WRITERS = 4;
 
-export function connect(url: string, options: ConnectOptions = {}): Database {
-  const { dialect, location } = parseDatabaseUrl(url);
-  if (dialect === 'sqlite') {
-    const sqlite = openSqlite(location);
-    const queue = new ConnectionQueue(1, options.maxQueueWaitMs, true);
-    const db = new Kysely<Tables>({ dialect: new CachingSqliteDialect(sqlite, queue) });
-    return {
-      db,
-      dialect,
-      async ping() {
-        sqlite.prepare('select 1').get();
-      },
-      queueWaitMs: () => queue.oldestWaitMs(),
-      writeQueueWaitMs: () => queue.oldestWaitMs(),
-      async close() {
-        await db.destroy();
-      },
-    };
-  }
-  const poolSize = options.poolSize ?? 10;
-  const pool = new pg.Pool({
-    connectionString: location,
-    max: poolSize,
-    types: pgTypes,
-    connectionTimeoutMillis: 10_000,
-  });
+/** A pool of `size` PostgreSQL connections, the line in front of it, and Kysely over both. */
+function postgresPool(location: string, size: number, maxQueueWaitMs: number | undefined): { db: DB; queue: ConnectionQueue; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString: location, max: size, types: pgTypes, connectionTimeoutMillis: 10_000 });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   // Callers wait in the queue, not in the pool's own line, so that their wait is bounded and seen.
-  const queue = new ConnectionQueue(poolSize, options.maxQueueWaitMs);
+  const queue = new ConnectionQueue(size, maxQueueWaitMs);
   const queued = {
     async connect() {
       const release = await queue.acquire();
@@ -127,21 +108,45 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
     },
     end: () => pool.end(),
   };
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: queued }) });
-  // Write transactions hold at most MAX_WRITERS connections, and never the last READ_RESERVE:
-  // reads always find one soon.
-  const writes = new ConnectionQueue(Math.max(1, Math.min(MAX_WRITERS, poolSize - READ_RESERVE)), options.maxQueueWaitMs);
-  setWriteGate(db, writes);
+  return { db: new Kysely<Tables>({ dialect: new PostgresDialect({ pool: queued }) }), queue, pool };
+}
+
+export function connect(url: string, options: ConnectOptions = {}): Database {
+  const { dialect, location } = parseDatabaseUrl(url);
+  if (dialect === 'sqlite') {
+    const sqlite = openSqlite(location);
+    const queue = new ConnectionQueue(1, options.maxQueueWaitMs, true);
+    const db = new Kysely<Tables>({ dialect: new CachingSqliteDialect(sqlite, queue) });
+    return {
+      db,
+      dialect,
+      async ping() {
+        sqlite.prepare('select 1').get();
+      },
+      lines: { reads: queue, writes: queue },
+      async close() {
+        await db.destroy();
+      },
+    };
+  }
+  // Write transactions have connections of their own (transaction() in db/dialect.ts takes
+  // them), reads the rest: a write waits in one line, never behind reads for a connection, and a
+  // flood of long batches leaves reads theirs.
+  const poolSize = options.poolSize ?? 10;
+  const writers = Math.max(1, Math.min(MAX_WRITERS, poolSize - READ_RESERVE));
+  const reads = postgresPool(location, Math.max(1, poolSize - writers), options.maxQueueWaitMs);
+  const writes = postgresPool(location, writers, options.maxQueueWaitMs);
+  const db = reads.db;
+  setWriteDatabase(db, writes.db);
   return {
     db,
     dialect,
     async ping() {
-      await pool.query('select 1');
+      await reads.pool.query('select 1');
     },
-    queueWaitMs: () => queue.oldestWaitMs(),
-    writeQueueWaitMs: () => writes.oldestWaitMs(),
+    lines: { reads: reads.queue, writes: writes.queue },
     async close() {
-      await db.destroy();
+      await Promise.all([reads.db.destroy(), writes.db.destroy()]);
     },
   };
 }

@@ -17,29 +17,24 @@ const MAX_ATTEMPTS = 5;
  * deadlock, which should be rare since writers lock rows in a fixed order.
  */
 export async function transaction<T>(db: DB, fn: (trx: DB) => Promise<T>): Promise<T> {
-  // On PostgreSQL, write transactions pass a gate that leaves some of the pool's connections to
-  // reads, so that a flood of long batches cannot starve quick pages (db/connect.ts).
-  const gate = writeGates.get(db);
-  const release = gate === undefined ? null : await gate.acquire();
-  try {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await db.transaction().execute(fn);
-      } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_PG_CODES.has(code)) throw error;
-      }
+  // On PostgreSQL, write transactions take connections of their own, fewer than the pool's,
+  // so that a flood of long batches cannot starve quick pages (db/connect.ts).
+  const writer = writeDatabases.get(db) ?? db;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writer.transaction().execute(fn);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE_PG_CODES.has(code)) throw error;
     }
-  } finally {
-    release?.();
   }
 }
 
-/** The write gate of each database that has one (connect.ts sets it). */
-const writeGates = new WeakMap<DB, { acquire(): Promise<() => void> }>();
+/** The database that write transactions use, for each one that has its own (connect.ts sets it). */
+const writeDatabases = new WeakMap<DB, DB>();
 
-export function setWriteGate(db: DB, gate: { acquire(): Promise<() => void> }): void {
-  writeGates.set(db, gate);
+export function setWriteDatabase(db: DB, writer: DB): void {
+  writeDatabases.set(db, writer);
 }
 
 /** A signed 64-bit key for PostgreSQL advisory locks. */

@@ -12,8 +12,9 @@ import { errorBody, overloaded } from './error-handler.js';
 // - requests being handled, and the body bytes they declared (memory and CPU);
 // - the event loop's lag, read as it is now, not only at the last sample (CPU);
 // - the lines for a database connection: new requests are turned away once its oldest waiter
-//   has waited half of MAX_QUEUE_WAIT_MS (writes: once the write slots' oldest waiter has waited
-//   three quarters of it), and a waiter that reaches it gives up (db/connection-queue.ts).
+//   has waited half of MAX_QUEUE_WAIT_MS (writes also once the oldest waiter for a write
+//   connection has waited three quarters of it), and a waiter that reaches it gives up
+//   (db/connection-queue.ts).
 // Shed requests are counted in /metrics and logged at most once a second, never one by one.
 
 export type ShedReason = 'requests_in_flight' | 'body_bytes_in_flight' | 'event_loop_delay' | 'database_queue';
@@ -128,12 +129,13 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
     if (requests >= limits.maxRequestsInFlight) return 'requests_in_flight';
     if (bytes > 0 && bytes + size > limits.maxBodyBytesInFlight) return 'body_bytes_in_flight';
     if (limits.maxEventLoopDelayMs > 0 && lag.ms() > limits.maxEventLoopDelayMs) return 'event_loop_delay';
-    // Reads wait only for a connection (some are kept for them), and are turned away once its
-    // line is half as old as a waiter may get. Writes also wait for a write slot, whose line a
+    // Reads wait for a connection, and are turned away once its line is half as old as a waiter
+    // may get. Write transactions on PostgreSQL have connections of their own, whose line a
     // client's concurrent batches fill by themselves (they queue behind each other for the
     // shop's ids): they are turned away once its oldest waiter is about to give up.
-    if (app.database.queueWaitMs() > limits.maxQueueWaitMs / 2) return 'database_queue';
-    if (writes && app.database.writeQueueWaitMs() > (limits.maxQueueWaitMs * 3) / 4) return 'database_queue';
+    const { reads, writes: writeLine } = app.database.lines;
+    if (reads.oldestWaitMs() > limits.maxQueueWaitMs / 2) return 'database_queue';
+    if (writes && writeLine.oldestWaitMs() > (limits.maxQueueWaitMs * 3) / 4) return 'database_queue';
     return null;
   };
 
