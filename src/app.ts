@@ -16,6 +16,7 @@ import { registerMetrics } from './http/metrics.js';
 import { API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerLoadShedding } from './http/overload.js';
 import { registerRateLimit } from './http/protection.js';
+import { registerReadConnection } from './http/read-connection.js';
 import { PAGINATION_SCHEMAS } from './http/pagination.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRecordRoutes } from './records/routes.js';
@@ -128,6 +129,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       await registerRateLimit(api, config);
       api.addHook('preValidation', refuseUnknownParams);
       api.addHook('preValidation', replayKnownKey);
+      registerReadConnection(api);
       registerShopRoutes(api);
       registerRecordRoutes(api);
       registerLedgerRoutes(api);

@@ -46,7 +46,7 @@ export function registerCustomerRoutes(server: FastifyInstance): void {
     },
     async (request, reply) => {
       const { customer_identifier } = request.params;
-      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
       if (customer === undefined) throw notFound('customer', customer_identifier);
       const stream = Readable.from(exportDocument(app.db, request.shop.id, customer as unknown as Row, app.clock()));
       return reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="customer-${customer.remote_id}.json"`).send(stream as never);

@@ -49,11 +49,11 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     async (request) => {
       const params = queryParams(request);
       const filters = parseEventFilters(params);
-      const customer = await filteredCustomer(app.db, request.shop.id, params);
+      const customer = await filteredCustomer(request.db, request.shop.id, params);
       if (customer !== undefined) filters.customerRemoteId = customer;
       const unfiltered = Object.keys(filters).length === 0;
-      const spec = unfiltered ? { ...listSpec, total: () => shopRowCount(app.db, request.shop.id, 'points_events') } : listSpec;
-      return paginate(app.db, request, eventsQuery(app.db, request.shop.id, filters), spec);
+      const spec = unfiltered ? { ...listSpec, total: () => shopRowCount(request.db, request.shop.id, 'points_events') } : listSpec;
+      return paginate(request.db, request, eventsQuery(request.db, request.shop.id, filters), spec);
     },
   );
 
@@ -70,7 +70,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     async (request) => {
       const { id } = request.params;
       const eventId = parseRemoteId(id);
-      const row = eventId === null ? undefined : await findEvent(app.db, request.shop.id, eventId);
+      const row = eventId === null ? undefined : await findEvent(request.db, request.shop.id, eventId);
       if (row === undefined) throw notFound('points event', id);
       return { data: eventJson(row, row.email, row.reversed_by_event_id) };
     },
@@ -90,11 +90,11 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     },
     async (request) => {
       const { customer_identifier } = request.params;
-      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
       if (customer === undefined) throw notFound('customer', customer_identifier);
       const filters = parseEventFilters(queryParams(request));
-      const query = eventsQuery(app.db, request.shop.id, { ...filters, customerRemoteId: Number(customer.remote_id) });
-      return paginate(app.db, request, query, listSpec);
+      const query = eventsQuery(request.db, request.shop.id, { ...filters, customerRemoteId: Number(customer.remote_id) });
+      return paginate(request.db, request, query, listSpec);
     },
   );
 
@@ -114,10 +114,10 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     async (request) => {
       const { remote_id } = request.params;
       const orderId = parseRemoteId(remote_id);
-      const order = orderId === null ? undefined : await app.db.selectFrom('orders').select('remote_id').where('shop_id', '=', request.shop.id).where('remote_id', '=', orderId).executeTakeFirst();
+      const order = orderId === null ? undefined : await request.db.selectFrom('orders').select('remote_id').where('shop_id', '=', request.shop.id).where('remote_id', '=', orderId).executeTakeFirst();
       if (order === undefined) throw notFound('order', remote_id);
       const filters = parseEventFilters(queryParams(request));
-      return paginate(app.db, request, eventsQuery(app.db, request.shop.id, { ...filters, orderRemoteId: orderId! }), listSpec);
+      return paginate(request.db, request, eventsQuery(request.db, request.shop.id, { ...filters, orderRemoteId: orderId! }), listSpec);
     },
   );
 }

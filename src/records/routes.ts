@@ -65,15 +65,15 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
         const wanted = Object.entries(readParams(queryParams(request), filterSchemas, errors)).filter(([, value]) => value !== undefined);
         assertParams(errors);
         if (wanted.length > 0) {
-          const filtered = () => wanted.reduce((query, [name, value]) => r.filters![name]!.apply(query, value!), selectRecords(app.db, shopId, r));
-          return paginate(app.db, request, filtered, { idColumn: r.id, sortable: d.sortable, toJson: (rows) => json(app.db, shopId, rows) });
+          const filtered = () => wanted.reduce((query, [name, value]) => r.filters![name]!.apply(query, value!), selectRecords(request.db, shopId, r));
+          return paginate(request.db, request, filtered, { idColumn: r.id, sortable: d.sortable, toJson: (rows) => json(request.db, shopId, rows) });
         }
-        return paginate(app.db, request, () => selectRecords(app.db, shopId, r), {
+        return paginate(request.db, request, () => selectRecords(request.db, shopId, r), {
           idColumn: r.id,
           sortable: d.sortable,
-          toJson: (rows) => json(app.db, shopId, rows),
-          cursorRows: (sinceId, limit) => cursorRecords(app.db, shopId, r, sinceId, limit),
-          total: () => shopRowCount(app.db, shopId, r.table),
+          toJson: (rows) => json(request.db, shopId, rows),
+          cursorRows: (sinceId, limit) => cursorRecords(request.db, shopId, r, sinceId, limit),
+          total: () => shopRowCount(request.db, shopId, r.table),
         });
       },
     );
@@ -93,9 +93,9 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       async (request) => {
         const text = request.params[lookup?.param ?? r.id]!;
         const id = pathId(text);
-        const row = lookup ? await lookup.find(app.db, request.shop.id, text) : id === null ? undefined : await findRecord(app.db, request.shop.id, r, id);
+        const row = lookup ? await lookup.find(request.db, request.shop.id, text) : id === null ? undefined : await findRecord(request.db, request.shop.id, r, id);
         if (row === undefined) throw notFound(r.singular, text);
-        const [data] = await json(app.db, request.shop.id, [row]);
+        const [data] = await json(request.db, request.shop.id, [row]);
         return { data };
       },
     );

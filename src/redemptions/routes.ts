@@ -81,12 +81,12 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
       },
     },
     async (request) => {
-      const customer = await filteredCustomer(app.db, request.shop.id, queryParams(request));
+      const customer = await filteredCustomer(request.db, request.shop.id, queryParams(request));
       if (customer === undefined) {
-        const total = () => shopRowCount(app.db, request.shop.id, 'redemptions');
-        return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id), { ...listSpec, total });
+        const total = () => shopRowCount(request.db, request.shop.id, 'redemptions');
+        return paginate(request.db, request, redemptionsQuery(request.db, request.shop.id), { ...listSpec, total });
       }
-      return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id, { customerRemoteId: customer }), listSpec);
+      return paginate(request.db, request, redemptionsQuery(request.db, request.shop.id, { customerRemoteId: customer }), listSpec);
     },
   );
 
@@ -103,7 +103,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     async (request) => {
       const { id } = request.params;
       const redemptionId = pathId(id, 'redemption');
-      const row = await redemptionsQuery(app.db, request.shop.id).where('redemptions.id', '=', redemptionId).executeTakeFirst();
+      const row = await redemptionsQuery(request.db, request.shop.id).where('redemptions.id', '=', redemptionId).executeTakeFirst();
       if (row === undefined) throw notFound('redemption', id);
       return { data: redemptionJson(row) };
     },
@@ -148,9 +148,9 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     },
     async (request) => {
       const { customer_identifier } = request.params;
-      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
       if (customer === undefined) throw notFound('customer', customer_identifier);
-      return paginate(app.db, request, redemptionsQuery(app.db, request.shop.id, { customerRemoteId: Number(customer.remote_id) }), listSpec);
+      return paginate(request.db, request, redemptionsQuery(request.db, request.shop.id, { customerRemoteId: Number(customer.remote_id) }), listSpec);
     },
   );
 
@@ -191,7 +191,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     },
     async (request) => {
       const { id } = request.params;
-      return { data: await codePool(app.db, request.shop.id, pathId(id, 'reward')) };
+      return { data: await codePool(request.db, request.shop.id, pathId(id, 'reward')) };
     },
   );
 }

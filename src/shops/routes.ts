@@ -59,7 +59,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
     '/shop',
     { schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
     // Read afresh: the request's shop comes from the token cache and may be a moment old.
-    async (request) => ({ data: shopJson((await getShop(app.db, request.shop.id)) ?? request.shop) }),
+    async (request) => ({ data: shopJson((await getShop(request.db, request.shop.id)) ?? request.shop) }),
   );
 
   app.patch(

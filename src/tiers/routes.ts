@@ -43,10 +43,10 @@ export function registerTierRoutes(server: FastifyInstance): void {
     },
     async (request) => {
       const { customer_identifier } = request.params;
-      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
       if (customer === undefined) throw notFound('customer', customer_identifier);
-      const query = app.db.selectFrom('vip_tier_changes').selectAll().where('shop_id', '=', request.shop.id).where('customer_remote_id', '=', Number(customer.remote_id));
-      return paginate(app.db, request, query, { idColumn: 'id', sortable: {}, toJson: (rows: VipTierChangesTable[]) => rows.map(tierChangeJson) });
+      const query = request.db.selectFrom('vip_tier_changes').selectAll().where('shop_id', '=', request.shop.id).where('customer_remote_id', '=', Number(customer.remote_id));
+      return paginate(request.db, request, query, { idColumn: 'id', sortable: {}, toJson: (rows: VipTierChangesTable[]) => rows.map(tierChangeJson) });
     },
   );
 }

@@ -52,11 +52,11 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
     },
     async (request) => {
       const shopId = request.shop.id;
-      const webhookId = await webhookOf(app.db, shopId, request.params.id);
-      return paginate(app.db, request, deliveriesQuery(app.db, shopId, webhookId), {
+      const webhookId = await webhookOf(request.db, shopId, request.params.id);
+      return paginate(request.db, request, deliveriesQuery(request.db, shopId, webhookId), {
         idColumn: 'id',
         sortable: {},
-        toJson: (rows) => deliveriesJson(app.db, shopId, rows),
+        toJson: (rows) => deliveriesJson(request.db, shopId, rows),
       });
     },
   );
