@@ -16,14 +16,16 @@ declare module 'fastify' {
   }
 }
 
-/** Routes registered after this in the scope: each GET handler reads through request.db. */
+/** Routes registered after this in the scope: each GET (and HEAD) handler reads through request.db. */
 export function registerReadConnection(app: FastifyInstance): void {
   app.decorateRequest('db', null as unknown as DB);
   const hold = app.database.dialect === 'postgres';
+  const wrapped = new WeakSet<object>();
   app.addHook('onRoute', (route) => {
-    // Only GET itself: the HEAD route Fastify adds for it shares the handler wrapped here.
-    if (route.method !== 'GET') return;
+    // The HEAD route Fastify adds for a GET one comes here too, with the handler as it was given.
+    if (route.method !== 'GET' && route.method !== 'HEAD') return;
     const handler = route.handler;
+    if (wrapped.has(handler)) return;
     route.handler = hold
       ? function (request, reply) {
           return app.db.connection().execute(async (db) => {
@@ -35,5 +37,6 @@ export function registerReadConnection(app: FastifyInstance): void {
           request.db = app.db;
           return handler.call(this, request, reply);
         };
+    wrapped.add(route.handler);
   });
 }

@@ -6,6 +6,21 @@ import { TEST_DIALECT } from '../helpers/database.js';
 // On PostgreSQL a GET handler makes all its queries on one connection, taken once: under load a
 // request that waited in the line for each of its queries waited several times over.
 
+describe('HEAD of a read endpoint', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await setup();
+  });
+  afterAll(async () => t?.close());
+
+  it.each(['customers', 'customers?pagination[limit]=2', 'points_events', 'shop', 'redemptions'])('answers %s as GET does, without a body', async (path) => {
+    const get = await t.request('GET', `${API}/${path}`);
+    const head = await t.request('HEAD', `${API}/${path}`);
+    expect([head.statusCode, head.body]).toEqual([200, '']);
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+  });
+});
+
 describe.runIf(TEST_DIALECT === 'postgres')('one connection per read request (postgres)', () => {
   let t: TestContext;
   beforeAll(async () => {
