@@ -83,8 +83,13 @@ class TokenCache {
       generation,
       shop: this.find(token)
         .then((shop) => {
-          if (shop === undefined) this.#entries.delete(token);
-          else this.#set(token, { shop: Object.freeze(shop), since, generation });
+          if (shop === undefined) {
+            this.#entries.delete(token);
+            return shop;
+          }
+          if (this.#entries.size >= TOKEN_CACHE_SIZE && !this.#entries.has(token)) this.#entries.clear();
+          // Shared by the requests that follow: frozen so that none can change it for the others.
+          this.#entries.set(token, { shop: Object.freeze(shop), since, generation });
           return shop;
         })
         .finally(() => {
@@ -93,12 +98,6 @@ class TokenCache {
     };
     this.#lookups.set(token, lookup);
     return lookup;
-  }
-
-  #set(token: string, entry: Cached): void {
-    if (this.#entries.size >= TOKEN_CACHE_SIZE && !this.#entries.has(token)) this.#entries.clear();
-    // Shared by the requests that follow: frozen so that none can change it for the others.
-    this.#entries.set(token, entry);
   }
 }
 
