@@ -48,7 +48,8 @@ export async function findCustomers(db: DB, shopId: number, identifiers: readonl
   }
   const found = new Map<string, CustomerKey>();
   const columns = ['remote_id', 'email'] as const;
-  const CHUNK = 500;
+  // A batch of the default BATCH_MAX_EVENTS looks its customers up in one query.
+  const CHUNK = 1000;
   const remoteIds = [...byRemoteId.keys()];
   for (let i = 0; i < remoteIds.length; i += CHUNK) {
     const rows = await db.selectFrom('customers').select(columns).where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + CHUNK)).execute();

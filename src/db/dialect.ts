@@ -61,28 +61,45 @@ export async function transactionLock(trx: DB, name: string): Promise<void> {
   if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${lockKey(name).toString()}::bigint)`.execute(trx);
 }
 
+/** Hands out `count` new ids for a table, ascending (allocateIdsOf). */
+export async function allocateIds(trx: DB, shopId: number, table: string, count: number): Promise<number[]> {
+  return (await allocateIdsOf(trx, shopId, [[table, count]]))[0]!;
+}
+
 /**
- * Hands out `count` new ids for a table, ascending. On PostgreSQL they come from the table's
- * identity sequence under a per-shop transaction lock, so within a shop ids become visible in
- * the order they were handed out and a since_id cursor never skips a row that commits late.
+ * Hands out new ids for each table and count, ascending per table. On PostgreSQL they come
+ * from the tables' identity sequences under a per-shop lock on each table's ids (taken in the
+ * order given, held to commit), so within a shop ids become visible in the order they were
+ * handed out and a since_id cursor never skips a row that commits late. One statement takes
+ * the locks and then the ids: a writer holds the locks for as few round trips as it can.
  * SQLite writes are already serialised.
  */
-export async function allocateIds(trx: DB, shopId: number, table: string, count: number): Promise<number[]> {
-  if (count <= 0) return [];
-  if (isPostgres(trx)) {
-    await transactionLock(trx, `ids:${shopId}:${table}`);
-    // The sequence is looked up once (offset 0 keeps the planner from inlining it per row).
-    const { rows } = await sql<{ id: number }>`select nextval(s.seq) as id from (select pg_get_serial_sequence(${table}, 'id')::regclass as seq offset 0) s, generate_series(1, ${count})`.execute(trx);
-    return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+export async function allocateIdsOf(trx: DB, shopId: number, wanted: readonly (readonly [table: string, count: number])[]): Promise<number[][]> {
+  const asked = wanted.filter(([, count]) => count > 0);
+  const out = new Map<string, number[]>(asked.map(([table]) => [table, []]));
+  if (asked.length > 0 && isPostgres(trx)) {
+    const keys = asked.map(([table]) => lockKey(`ids:${shopId}:${table}`).toString());
+    // The locks' count is an aggregate: it is whole, every lock taken, before a row of ids is
+    // made. Each sequence is looked up once (materialized), not per row.
+    const { rows } = await sql<{ name: string; id: number }>`
+      with locks as materialized (select pg_advisory_xact_lock(k) from unnest(${keys}::bigint[]) as k),
+        wanted as materialized (select name, n, pg_get_serial_sequence(name, 'id')::regclass as seq from unnest(${asked.map(([t]) => t)}::text[], ${asked.map(([, n]) => n)}::int[]) as w(name, n))
+      select w.name, nextval(w.seq) as id from (select count(*) from locks) l, wanted w, generate_series(1, w.n)`.execute(trx);
+    for (const row of rows) out.get(row.name)!.push(Number(row.id));
+    for (const ids of out.values()) ids.sort((a, b) => a - b);
+  } else {
+    for (const [table, count] of asked) {
+      const row = await trx
+        .insertInto('id_sequences')
+        .values({ name: table, next_id: count + 1 })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ next_id: sql`id_sequences.next_id + ${count}` }))
+        .returning('next_id')
+        .executeTakeFirstOrThrow();
+      const first = Number(row.next_id) - count;
+      out.set(table, Array.from({ length: count }, (_, i) => first + i));
+    }
   }
-  const row = await trx
-    .insertInto('id_sequences')
-    .values({ name: table, next_id: count + 1 })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ next_id: sql`id_sequences.next_id + ${count}` }))
-    .returning('next_id')
-    .executeTakeFirstOrThrow();
-  const first = Number(row.next_id) - count;
-  return Array.from({ length: count }, (_, i) => first + i);
+  return wanted.map(([table]) => out.get(table) ?? []);
 }
 
 /** True when a write failed on a unique index, on either database. */
@@ -103,43 +120,110 @@ export interface OnConflict {
   add?: readonly string[];
 }
 
-/**
- * Inserts many rows (all with the same keys, in the same order): the ledger's and the import's
- * hot path; with `onConflict`, an upsert (no key may then appear twice among the rows).
- * PostgreSQL: one JSON parameter expanded by json_populate_recordset, which the server parses
- * far faster than thousands of bound values. SQLite: multi-row VALUES under its 32766 bound
- * parameters, as plain text (a Kysely query tree per value costs more than the insert).
- */
+/** Rows inserted into one table, all with the same keys in the same order; with `onConflict`, an upsert. */
+export type RowInsert = { [T in keyof Tables]: { insert: T; rows: readonly Tables[T][]; onConflict?: OnConflict } }[keyof Tables];
+
+/** Columns set on rows found by their key: every row holds the key columns and the same columns to set. */
+export interface RowUpdate {
+  update: keyof Tables;
+  key: readonly string[];
+  rows: readonly Record<string, unknown>[];
+}
+
+export type RowWrite = RowInsert | RowUpdate;
+
+/** Rows of one PostgreSQL statement, as JSON parameters (parsed far faster than bound values). */
+const PG_ROWS_PER_STATEMENT = 5000;
+
+/** Inserts many rows into one table (writeRows); with `onConflict`, an upsert. */
 export async function insertRows<T extends keyof Tables>(trx: DB, table: T, rows: readonly Tables[T][], onConflict?: OnConflict): Promise<void> {
-  if (rows.length === 0) return;
-  const columns = Object.keys(rows[0]!);
-  const quote = (column: string) => `"${column}"`;
-  const upsert = onConflict
-    ? ` on conflict (${onConflict.key.map(quote).join(', ')}) do update set ${[
-        ...onConflict.update.map((c) => `${quote(c)} = excluded.${quote(c)}`),
-        ...(onConflict.add ?? []).map((c) => `${quote(c)} = ${quote(table)}.${quote(c)} + excluded.${quote(c)}`),
-      ].join(', ')}`
-    : '';
-  if (isPostgres(trx)) {
+  await writeRows(trx, [{ insert: table, rows, onConflict } as RowInsert]);
+}
+
+/** Sets columns of many rows found by their key (writeRows): the ledger's stored balances after a batch. */
+export async function updateRows(trx: DB, table: keyof Tables, key: readonly string[], rows: readonly Record<string, unknown>[]): Promise<void> {
+  await writeRows(trx, [{ update: table, key, rows }]);
+}
+
+/**
+ * Writes many rows, in order: the ledger's and the import's hot path. No two writes may touch
+ * the same row, and an upsert's key may not appear twice among its rows. PostgreSQL: each
+ * write's rows as one JSON parameter expanded by json_populate_recordset (parsed far faster
+ * than bound values), the writes together in one statement (one round trip, as data-modifying
+ * WITH queries) up to PG_ROWS_PER_STATEMENT rows. SQLite: multi-row VALUES under its 32766
+ * bound parameters, as plain text (a Kysely query tree per value costs more than the write).
+ */
+export async function writeRows(trx: DB, writes: readonly RowWrite[]): Promise<void> {
+  const postgres = isPostgres(trx);
+  const statements: { parts: RawBuilder<unknown>[]; rows: number }[] = [];
+  for (const write of writes) {
+    if (write.rows.length === 0) continue;
+    const columns = Object.keys(write.rows[0]!);
+    if (postgres) {
+      for (let i = 0; i < write.rows.length; i += PG_ROWS_PER_STATEMENT) {
+        const chunk = write.rows.slice(i, i + PG_ROWS_PER_STATEMENT);
+        const part = postgresWrite(write, columns, JSON.stringify(chunk));
+        const last = statements.at(-1);
+        if (last !== undefined && last.rows + chunk.length <= PG_ROWS_PER_STATEMENT) {
+          last.parts.push(part);
+          last.rows += chunk.length;
+        } else statements.push({ parts: [part], rows: chunk.length });
+      }
+      continue;
+    }
+    const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
+    for (let start = 0; start < write.rows.length; start += size) {
+      const end = Math.min(write.rows.length, start + size);
+      const params: unknown[] = [];
+      for (let i = start; i < end; i++) {
+        const values = write.rows[i] as Record<string, unknown>;
+        for (const column of columns) params.push(values[column]);
+      }
+      await trx.executeQuery(CompiledQuery.raw(sqliteWrite(write, columns, end - start), params));
+    }
+  }
+  for (const { parts } of statements) {
+    if (parts.length === 1) await parts[0]!.execute(trx);
+    else await sql`with ${sql.join(parts.map((part, i) => sql`${sql.raw(`write${i}`)} as (${part})`))} select 1`.execute(trx);
+  }
+}
+
+const quote = (column: string) => `"${column}"`;
+
+function upsertOf(table: string, conflict: OnConflict | undefined): string {
+  if (conflict === undefined) return '';
+  const set = [
+    ...conflict.update.map((c) => `${quote(c)} = excluded.${quote(c)}`),
+    ...(conflict.add ?? []).map((c) => `${quote(c)} = ${quote(table)}.${quote(c)} + excluded.${quote(c)}`),
+  ];
+  return ` on conflict (${conflict.key.map(quote).join(', ')}) do update set ${set.join(', ')}`;
+}
+
+/** An update's SET list and the match of its rows `v` by key. */
+function updateOf(write: RowUpdate, columns: readonly string[]): { set: string; match: string } {
+  return {
+    set: columns.filter((c) => !write.key.includes(c)).map((c) => `${quote(c)} = v.${quote(c)}`).join(', '),
+    match: write.key.map((c) => `"${write.update}".${quote(c)} = v.${quote(c)}`).join(' and '),
+  };
+}
+
+/** One PostgreSQL statement of a write, its rows the JSON given. */
+function postgresWrite(write: RowWrite, columns: readonly string[], json: string): RawBuilder<unknown> {
+  if ('insert' in write) {
     const refs = sql.join(columns.map((c) => sql.ref(c)));
-    for (let i = 0; i < rows.length; i += 5000) {
-      const json = JSON.stringify(rows.slice(i, i + 5000));
-      await sql`insert into ${sql.table(table)} (${refs}) select ${refs} from json_populate_recordset(null::${sql.table(table)}, ${json}::json)${sql.raw(upsert)}`.execute(trx);
-    }
-    return;
+    return sql`insert into ${sql.table(write.insert)} (${refs}) select ${refs} from json_populate_recordset(null::${sql.table(write.insert)}, ${json}::json)${sql.raw(upsertOf(write.insert, write.onConflict))}`;
   }
-  const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
-  for (let start = 0; start < rows.length; start += size) {
-    const end = Math.min(rows.length, start + size);
-    const row = `(${columns.map(() => '?').join(', ')})`;
-    const text = `insert into "${table}" (${columns.map(quote).join(', ')}) values ${Array.from({ length: end - start }, () => row).join(', ')}${upsert}`;
-    const params: unknown[] = [];
-    for (let i = start; i < end; i++) {
-      const values = rows[i] as unknown as Record<string, unknown>;
-      for (const column of columns) params.push(values[column]);
-    }
-    await trx.executeQuery(CompiledQuery.raw(text, params));
-  }
+  const { set, match } = updateOf(write, columns);
+  return sql`update ${sql.table(write.update)} set ${sql.raw(set)} from json_populate_recordset(null::${sql.table(write.update)}, ${json}::json) v where ${sql.raw(match)}`;
+}
+
+/** One SQLite statement of a write, for `count` rows of bound values. */
+function sqliteWrite(write: RowWrite, columns: readonly string[], count: number): string {
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  const values = `values ${Array.from({ length: count }, () => row).join(', ')}`;
+  if ('insert' in write) return `insert into "${write.insert}" (${columns.map(quote).join(', ')}) ${values}${upsertOf(write.insert, write.onConflict)}`;
+  const { set, match } = updateOf(write, columns);
+  return `with v(${columns.map(quote).join(', ')}) as (${values}) update "${write.update}" set ${set} from v where ${match}`;
 }
 
 /**
@@ -157,39 +241,6 @@ export function claimRows<QB extends SelectQueryBuilder<any, any, any>>(trx: DB,
  */
 export function lockedRows<QB extends SelectQueryBuilder<any, any, any>>(trx: DB, query: QB): QB {
   return isPostgres(trx) ? (query.forUpdate() as QB) : query;
-}
-
-/**
- * Sets columns of many rows found by their key, in one statement per chunk: the ledger's stored
- * balances after a batch. Every row holds the key columns and the same columns to set.
- * PostgreSQL: UPDATE … FROM json_populate_recordset; SQLite: UPDATE … FROM a VALUES list.
- */
-export async function updateRows(trx: DB, table: keyof Tables, key: readonly string[], rows: readonly Record<string, unknown>[]): Promise<void> {
-  if (rows.length === 0) return;
-  const columns = Object.keys(rows[0]!);
-  const set = columns.filter((c) => !key.includes(c));
-  const quote = (column: string) => `"${column}"`;
-  const assignments = set.map((c) => `${quote(c)} = v.${quote(c)}`).join(', ');
-  const match = key.map((c) => `"${table}".${quote(c)} = v.${quote(c)}`).join(' and ');
-  if (isPostgres(trx)) {
-    for (let i = 0; i < rows.length; i += 5000) {
-      const json = JSON.stringify(rows.slice(i, i + 5000));
-      await sql`update ${sql.table(table)} set ${sql.raw(assignments)} from json_populate_recordset(null::${sql.table(table)}, ${json}::json) v where ${sql.raw(match)}`.execute(trx);
-    }
-    return;
-  }
-  const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
-  for (let start = 0; start < rows.length; start += size) {
-    const end = Math.min(rows.length, start + size);
-    const row = `(${columns.map(() => '?').join(', ')})`;
-    const text = `with v(${columns.map(quote).join(', ')}) as (values ${Array.from({ length: end - start }, () => row).join(', ')}) update "${table}" set ${assignments} from v where ${match}`;
-    const params: unknown[] = [];
-    for (let i = start; i < end; i++) {
-      const values = rows[i]!;
-      for (const column of columns) params.push(values[column]);
-    }
-    await trx.executeQuery(CompiledQuery.raw(text, params));
-  }
 }
 
 /** A column of the keys given to `perKey`, with its PostgreSQL type. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isoTime } from '../clock.js';
 import { allocateIds, insertRows } from '../db/dialect.js';
 import type { DB, WebhookDeliveriesTable } from '../db/tables.js';
+import { PerTransaction } from '../db/per-transaction.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { WebhookTopic } from './topics.js';
 
@@ -9,8 +10,6 @@ import type { WebhookTopic } from './topics.js';
 // announce what happened, without knowing who listens. A change enqueues its deliveries in its
 // own transaction: a batch that rolls back sends nothing, and one that commits is never lost,
 // whatever happens to the process afterwards. The webhook job (webhooks/delivery.ts) sends them.
-
-type Hooks = Promise<{ id: number; topic: string }[]>;
 
 // Prepared: it runs in every write transaction that may announce something.
 const webhookTopics = prepareQuery<{ shopId: number }, { id: number; topic: string }>((db, p) =>
@@ -24,21 +23,11 @@ async function shopWebhookTopics(db: DB, shopId: number): Promise<{ id: number; 
 }
 
 /** The shop's webhooks, read once per transaction (a batch or an import enqueues many times). */
-const perTransaction = new WeakMap<DB, Map<number, Hooks>>();
-
-function webhooksOf(trx: DB, shopId: number): Hooks {
-  // Outside a transaction nothing may be cached: a webhook can be created at any moment.
-  if (!trx.isTransaction) return shopWebhookTopics(trx, shopId);
-  let byShop = perTransaction.get(trx);
-  if (byShop === undefined) perTransaction.set(trx, (byShop = new Map()));
-  let hooks = byShop.get(shopId);
-  if (hooks === undefined) byShop.set(shopId, (hooks = shopWebhookTopics(trx, shopId)));
-  return hooks;
-}
+const hooksOf = new PerTransaction<number, { id: number; topic: string }[]>(shopWebhookTopics);
 
 /** Whether the shop has a webhook for any of these topics. */
 export async function wantsTopics(trx: DB, shopId: number, topics: readonly WebhookTopic[]): Promise<boolean> {
-  return (await webhooksOf(trx, shopId)).some((hook) => (topics as readonly string[]).includes(hook.topic));
+  return (await hooksOf.get(trx, shopId)).some((hook) => (topics as readonly string[]).includes(hook.topic));
 }
 
 /** `evt_` ids, one per event, shared by that event's deliveries to several webhooks. */
@@ -71,7 +60,7 @@ export async function enqueueEvents(
   records: readonly unknown[] | (() => Promise<readonly unknown[]>),
   now: number,
 ): Promise<number> {
-  const hooks = (await webhooksOf(trx, shopId)).filter((hook) => hook.topic === topic);
+  const hooks = (await hooksOf.get(trx, shopId)).filter((hook) => hook.topic === topic);
   if (hooks.length === 0) return 0;
   const data = typeof records === 'function' ? await records() : records;
   if (data.length === 0) return 0;

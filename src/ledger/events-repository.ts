@@ -1,14 +1,9 @@
 import type { Selectable } from 'kysely';
-import { insertRows } from '../db/dialect.js';
 import type { DB, PointsEventsTable } from '../db/tables.js';
 
 // The append-only ledger: events are inserted, read and listed, never updated or deleted.
 
 export type EventRow = Selectable<PointsEventsTable> & { email: string | null; reversed_by_event_id: number | null };
-
-export async function insertEvents(db: DB, rows: PointsEventsTable[]): Promise<void> {
-  await insertRows(db, 'points_events', rows);
-}
 
 export interface EventFilters {
   customerRemoteId?: number;

@@ -1,11 +1,10 @@
-import { allocateIds, transaction, tryTransactionLock, updateRows } from '../db/dialect.js';
+import { allocateIds, transaction, tryTransactionLock, updateRows, writeRows } from '../db/dialect.js';
 import type { DB, LotKind, PointsEventsTable } from '../db/tables.js';
 import { findCustomers } from '../customers/repository.js';
 import { enqueueEvents } from '../events/outbox.js';
 import { lockBalances } from './balances.js';
 import { eventJson } from './event-json.js';
-import { insertEvents } from './events-repository.js';
-import { customersWithExpiredLots, expiredLots, insertConsumptions, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
+import { customersWithExpiredLots, expiredLots, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
 import { EXPIRATION_SOURCE } from './schemas.js';
 
 // The expiry sweep writes an `expiration` event for every lot that expired with something
@@ -57,8 +56,10 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
       redemption_id: null,
     };
   });
-  await insertEvents(trx, events);
-  await insertConsumptions(trx, lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })));
+  await writeRows(trx, [
+    { insert: 'points_events', rows: events },
+    { insert: 'lot_consumptions', rows: lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })) },
+  ]);
   await setLotsRemaining(trx, shopId, lots.map((lot) => ({ id: lot.id, remaining: 0 })));
 
   const touched = [...new Set(lots.map((l) => l.customerRemoteId))];

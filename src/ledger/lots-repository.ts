@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import { insertRows, perKey, type KeyColumn } from '../db/dialect.js';
-import type { DB, LotConsumptionsTable, LotKind, PointsLotsTable } from '../db/tables.js';
+import { perKey, type KeyColumn } from '../db/dialect.js';
+import type { DB, LotKind } from '../db/tables.js';
 
 // Points and credits lots: what each grant has left, and which lots each deduction consumed.
 // Every read of one customer's lots goes through the points_lots_fifo index (migration 005):
@@ -20,14 +20,6 @@ export interface OpenLot {
   remaining: number;
   /** The FIFO key: the expiry, or NEVER. */
   key: number;
-}
-
-export async function insertLots(db: DB, rows: PointsLotsTable[]): Promise<void> {
-  await insertRows(db, 'points_lots', rows);
-}
-
-export async function insertConsumptions(db: DB, rows: LotConsumptionsTable[]): Promise<void> {
-  await insertRows(db, 'lot_consumptions', rows);
 }
 
 const CUSTOMER_KIND: KeyColumn[] = [

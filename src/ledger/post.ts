@@ -1,13 +1,13 @@
-import { allocateIds, updateRows } from '../db/dialect.js';
+import { allocateIdsOf, writeRows } from '../db/dialect.js';
 import type { DB, LotConsumptionsTable, LotKind, PointsEventsTable, PointsLotsTable } from '../db/tables.js';
-import { enqueueEvents } from '../events/outbox.js';
+import { enqueueEvents, wantsTopics } from '../events/outbox.js';
 import { creditsToNumber, lockBalances, type Balances } from './balances.js';
-import { insertEvents } from './events-repository.js';
 import { eventJson } from './event-json.js';
 import { LotQueue, type Consumption, type Lot } from './lot-queue.js';
-import { fifoLots, insertConsumptions, insertLots, NEVER, nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
+import { fifoLots, NEVER, nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
 import type { PointsEvent } from './schemas.js';
-import { retierEarners } from '../tiers/tiers.js';
+import type { WebhookTopic } from '../events/topics.js';
+import { retier, tiersOf } from '../tiers/tiers.js';
 import { changeEarnedDays, dayOf } from '../tiers/window.js';
 
 // The one way to post points events: every writer (the API, import, demo, and the programme
@@ -101,6 +101,8 @@ export interface PostOptions {
   locked?: ReadonlyMap<number, Balances>;
 }
 
+const CREATED: WebhookTopic = 'points_event.created';
+
 /**
  * Lots read per customer and kind at a time while a deduction consumes them: a first few for
  * every deducting customer at once (most deductions take one or two lots), then larger chunks.
@@ -141,6 +143,11 @@ interface CustomerState {
 export async function postEvents(trx: DB, shopId: number, postings: readonly Posting[], now: number, options: PostOptions = {}): Promise<Posted> {
   const states = new Map<number, CustomerState>();
   if (postings.length === 0) return { failures: [], events: [], balances: new Map() };
+  // What the writes at the end need of the shop is read first: the rows locked below are held
+  // to commit, and other writers of these customers queue for them.
+  const writes = options.judgeOnly !== true;
+  const tiers = writes && postings.some((p) => p.entry.points !== 0) ? await tiersOf(trx, shopId) : [];
+  const announced = writes && (await wantsTopics(trx, shopId, [CREATED]));
   const ids = postings.map((p) => p.customer.remoteId);
   const balances = options.locked !== undefined && ids.every((id) => options.locked!.has(id)) ? options.locked : await lockBalances(trx, shopId, ids, now);
   for (const { customer } of postings) {
@@ -187,7 +194,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     }
     return queue;
   };
-  if (!options.judgeOnly) await preloadDeductions(trx, shopId, postings, states, queueOf, storedLot, now);
+  if (writes) await preloadDeductions(trx, shopId, postings, states, queueOf, storedLot, now);
 
   const failures: PostingFailure[] = [];
   const planned: { posting: Posting; state: CustomerState; points: number; credits: number; consumptions: Consumption[] }[] = [];
@@ -201,7 +208,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       failures.push(...short);
       continue;
     }
-    const writing = !options.judgeOnly && failures.length === 0;
+    const writing = writes && failures.length === 0;
     const consumptions: Consumption[] = [];
     for (const kind of ['points', 'credits'] as const) {
       const amount = kind === 'points' ? entry.points : entry.credits;
@@ -273,9 +280,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   }
 
   // Every customer's row is locked already (lockBalances). What needs no new ids is written
-  // first: on PostgreSQL, allocateIds takes the shop's lock on each table's ids and holds it
-  // until commit, so the shop's other writers queue for it; it covers only the inserts that
-  // need the ids, and what is left of the transaction after them.
+  // first (see allocateIdsOf below).
   const touched = new Set<Lot>();
   for (const p of planned) for (const c of p.consumptions) if (!c.lot.fresh) touched.add(c.lot);
   await setLotsRemaining(trx, shopId, [...touched].map((l) => ({ id: l.id, remaining: l.remaining })));
@@ -292,7 +297,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   const read = await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER);
   for (const id of unknown) known.set(id, mergeNext(read.get(id) ?? null, states.get(id)!, Number.MIN_SAFE_INTEGER));
   const earners = [...states.values()].filter((state) => state.earnedDays.size > 0);
-  const windows = await changeEarnedDays(
+  const { windows, write: earnedDays } = await changeEarnedDays(
     trx,
     shopId,
     earners.map(({ remoteId, before, earnedDays }) => ({ remoteId, earnedLifetime: before.earnedLifetime, earnedWindow: before.earnedWindow, windowFrom: before.windowFrom, days: earnedDays })),
@@ -324,12 +329,17 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       next_expiry_credits: storedNext?.credits ?? 0,
     });
   }
-  await updateRows(trx, 'customers', ['shop_id', 'remote_id'], stored);
+  await writeRows(trx, [earnedDays, { update: 'customers', key: ['shop_id', 'remote_id'], rows: stored }]);
 
-  const eventIds = await allocateIds(trx, shopId, 'points_events', planned.length);
+  // allocateIdsOf takes the shop's locks on the tables' ids, held to commit, and the shop's
+  // other writers queue for them: they cover the fewest round trips (the ids, one insert, the
+  // webhooks' deliveries).
   const freshLots: { lot: Lot; kind: LotKind; state: CustomerState }[] = [];
   for (const state of states.values()) for (const { lot, kind } of state.fresh) freshLots.push({ lot, kind, state });
-  const lotIds = await allocateIds(trx, shopId, 'points_lots', freshLots.length);
+  const [eventIds, lotIds] = (await allocateIdsOf(trx, shopId, [
+    ['points_events', planned.length],
+    ['points_lots', freshLots.length],
+  ])) as [number[], number[]];
   freshLots.forEach(({ lot }, k) => (lot.id = lotIds[k]!));
 
   const events: PointsEventsTable[] = planned.map((p, i) => ({
@@ -364,18 +374,22 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     created_at: now,
   }));
   const consumptions: LotConsumptionsTable[] = planned.flatMap((p, i) => p.consumptions.map((c) => ({ shop_id: shopId, event_id: eventIds[i]!, lot_id: c.lot.id, amount: c.amount })));
-  await insertEvents(trx, events);
-  await insertLots(trx, lots);
-  await insertConsumptions(trx, consumptions);
+  await writeRows(trx, [
+    { insert: 'points_events', rows: events },
+    { insert: 'points_lots', rows: lots },
+    { insert: 'lot_consumptions', rows: consumptions },
+  ]);
 
   // The events as the API shows them are built when asked for: an answer or a webhook needs
   // them, an order's or a job's postings do not.
   let created: PointsEvent[] | undefined;
   const shown = () => (created ??= events.map((row, i) => eventJson(row, planned[i]!.state.email)));
-  await enqueueEvents(trx, shopId, 'points_event.created', async () => shown(), now);
+  if (announced) await enqueueEvents(trx, shopId, CREATED, shown(), now);
   // Tiers follow the points earned in the window, in the same transaction.
   const retiered = earners.filter((state) => state.window !== state.before.earnedWindow);
-  await retierEarners(trx, shopId, retiered.map((state) => ({ remoteId: state.remoteId, email: state.email, earned: state.window, tierId: state.before.tierId })), now);
+  if (tiers.length > 0 && retiered.length > 0) {
+    await retier(trx, shopId, retiered.map((state) => ({ remoteId: state.remoteId, email: state.email, earned: state.window, tierId: state.before.tierId })), now, tiers);
+  }
   return {
     failures: [],
     get events() {

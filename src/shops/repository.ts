@@ -1,4 +1,5 @@
 import { allocateIds } from '../db/dialect.js';
+import { PerTransaction } from '../db/per-transaction.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB, ShopsTable } from '../db/tables.js';
 import type { TierWindow } from '../tiers/window.js';
@@ -61,9 +62,14 @@ export async function createShop(db: DB, settings: ShopSettings & { name: string
   return toShop(row);
 }
 
-export async function getShop(db: DB, shopId: number): Promise<Shop | undefined> {
+/** The shop, read once per transaction (updateShop keeps what it wrote): a write reads it in several places. */
+const shops = new PerTransaction<number, Shop | undefined>(async (db, shopId) => {
   const row = await db.selectFrom('shops').selectAll().where('id', '=', shopId).executeTakeFirst();
   return row && toShop(row);
+});
+
+export function getShop(db: DB, shopId: number): Promise<Shop | undefined> {
+  return shops.get(db, shopId);
 }
 
 export async function listShops(db: DB): Promise<Shop[]> {
@@ -89,7 +95,9 @@ export async function updateShop(db: DB, shopId: number, settings: ShopSettings,
   }
   const row = await db.updateTable('shops').set(changes).where('id', '=', shopId).returningAll().executeTakeFirst();
   shopsChanged();
-  return row && toShop(row);
+  const shop = row && toShop(row);
+  shops.set(db, shopId, shop);
+  return shop;
 }
 
 /** Creates a token and returns it in clear: the only time it is ever seen. */

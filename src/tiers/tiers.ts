@@ -129,13 +129,3 @@ export function tierChangeJson(row: VipTierChangesTable) {
   };
 }
 
-/**
- * After a posting changed what customers earned (read under the ledger's lock, with the tier
- * they held): re-tiers them when the shop has tiers (a shop without any pays one indexed lookup).
- */
-export async function retierEarners(trx: DB, shopId: number, earners: readonly TierSubject[], now: number): Promise<void> {
-  if (earners.length === 0) return;
-  const tiers = await tiersOf(trx, shopId);
-  if (tiers.length === 0) return;
-  await retier(trx, shopId, earners, now, tiers);
-}

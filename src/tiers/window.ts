@@ -1,6 +1,6 @@
 import { DAY_MS } from '../clock.js';
-import { insertRows } from '../db/dialect.js';
-import { prepareQuery } from '../db/prepared.js';
+import type { RowWrite } from '../db/dialect.js';
+import { getShop } from '../shops/repository.js';
 import type { CustomerEarnedDaysTable, DB } from '../db/tables.js';
 
 // The window VIP tiers are judged by (docs/earning.md, "VIP tiers"): the points a customer
@@ -25,12 +25,9 @@ export function windowStart(window: string, now: number): number {
   return 0;
 }
 
-const shopWindow = prepareQuery<{ shopId: number }, { vip_tier_window: string }>((db, p) => db.selectFrom('shops').select('vip_tier_window').where('id', '=', p.value('shopId')));
-
 /** The first day of the shop's VIP tier window at `now`. */
 export async function shopWindowStart(db: DB, shopId: number, now: number): Promise<number> {
-  const [row] = await shopWindow(db, { shopId });
-  return windowStart(row?.vip_tier_window ?? 'lifetime', now);
+  return windowStart((await getShop(db, shopId))?.vip_tier_window ?? 'lifetime', now);
 }
 
 /** A customer whose points earned change, as the ledger holds them before the change. */
@@ -44,23 +41,29 @@ export interface WindowSubject {
 }
 
 /**
- * In the ledger's transaction: adds the changes to the customers' earned days, and returns each
- * customer's points earned in the shop's window at `now`. A sum made for an earlier window is
- * made again first, from the earned days (at most a year of them).
+ * In the ledger's transaction: each customer's points earned in the shop's window at `now`
+ * once the changes are added, and the write that adds them to the customers' earned days (the
+ * caller writes it with its own: writeRows). A sum made for an earlier window is made again
+ * first, from the earned days (at most a year of them).
  */
-export async function changeEarnedDays(trx: DB, shopId: number, subjects: readonly WindowSubject[], now: number): Promise<Map<number, { earned: number; from: number }>> {
-  const out = new Map<number, { earned: number; from: number }>();
-  if (subjects.length === 0) return out;
+export async function changeEarnedDays(
+  trx: DB,
+  shopId: number,
+  subjects: readonly WindowSubject[],
+  now: number,
+): Promise<{ windows: Map<number, { earned: number; from: number }>; write: RowWrite }> {
+  const windows = new Map<number, { earned: number; from: number }>();
+  const rows: CustomerEarnedDaysTable[] = [];
+  const write: RowWrite = { insert: 'customer_earned_days', rows, onConflict: { key: ['shop_id', 'customer_remote_id', 'day'], update: [], add: ['points'] } };
+  if (subjects.length === 0) return { windows, write };
   const start = await shopWindowStart(trx, shopId, now);
   for (const s of subjects) {
     let earned = s.windowFrom === start ? s.earnedWindow : start === 0 ? s.earnedLifetime : await earnedSince(trx, shopId, s.remoteId, start);
     for (const [day, points] of s.days) if (day >= start) earned += points;
-    out.set(s.remoteId, { earned, from: start });
+    windows.set(s.remoteId, { earned, from: start });
   }
-  const rows: CustomerEarnedDaysTable[] = [];
   for (const s of subjects) for (const [day, points] of s.days) rows.push({ shop_id: shopId, customer_remote_id: s.remoteId, day, points });
-  await insertRows(trx, 'customer_earned_days', rows, { key: ['shop_id', 'customer_remote_id', 'day'], update: [], add: ['points'] });
-  return out;
+  return { windows, write };
 }
 
 /** What the customer earned from `day` on, summed from their earned days. */
