@@ -35,12 +35,17 @@ export function registerEarningRoutes(server: FastifyInstance): void {
   app.post(
     '/earning_rules/preview',
     {
+      config: { readOnly: true },
       schema: {
         tags: ['Earning rules'],
         summary: 'Preview what an order would earn',
         description: 'Applies the shop\'s enabled order earning rule to a total for the customer, as PUT /orders would once the order is paid. Writes nothing.',
         body: PreviewInput,
-        response: { 200: DataEnvelope(Preview), ...errorResponses('write', { 422: { name: 'PreviewRefused', description: 'Unknown customer, or invalid fields' } }) },
+        response: {
+          200: DataEnvelope(Preview),
+          // It writes nothing: no Idempotency-Key, so none of its errors.
+          ...errorResponses('write', { 400: { name: 'MalformedJson', description: 'Malformed JSON', codes: ['malformed_request'] }, 409: undefined, 422: { name: 'PreviewRefused', description: 'Unknown customer, or invalid fields' } }),
+        },
       },
     },
     async (request) => {

@@ -80,12 +80,24 @@ function send(reply: FastifyReply, outcome: Outcome): FastifyReply {
 /** The methods that change something: each takes an Idempotency-Key. */
 export const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A POST that writes nothing (a preview): it takes no Idempotency-Key, and has nothing to replay. */
+    readOnly?: boolean;
+  }
+}
+
+/** Whether a route takes an Idempotency-Key: every write, but a POST that writes nothing. */
+export function takesIdempotencyKey(method: string, config: { readOnly?: boolean } | undefined): boolean {
+  return WRITE_METHODS.has(method) && config?.readOnly !== true;
+}
+
 /**
  * A preValidation hook: a key that was already used is answered before the body is
  * validated, with the replay or the mismatch, whatever the new body holds.
  */
 export async function replayKnownKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  if (!WRITE_METHODS.has(request.method)) return undefined;
+  if (!takesIdempotencyKey(request.method, request.routeOptions.config)) return undefined;
   const key = readKey(request);
   if (key === null) return undefined;
   const outcome = await storedOutcome(request.server.db, request, key, request.server.clock());

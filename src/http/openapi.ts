@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Type } from 'typebox';
-import { MAX_KEY_LENGTH, WRITE_METHODS } from './idempotency.js';
+import { MAX_KEY_LENGTH, takesIdempotencyKey } from './idempotency.js';
 import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders } from './openapi-components.js';
 import { ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
 
@@ -71,11 +71,11 @@ const HEADERS: SharedHeaders = Object.fromEntries(
   ]),
 );
 
-function responseHeaders(url: string, method: string, status: string): Record<string, unknown> {
+function responseHeaders(url: string, replayable: boolean, status: string): Record<string, unknown> {
   // The rate limit counts a shop's requests once authenticated: a 401 has no shop to count.
   if (!url.startsWith(API_PREFIX) || status === '401') return REQUEST_ID_HEADER;
   const success = status.startsWith('2');
-  return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && WRITE_METHODS.has(method) ? REPLAYED_HEADER : {}) };
+  return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && replayable ? REPLAYED_HEADER : {}) };
 }
 
 /**
@@ -83,11 +83,12 @@ function responseHeaders(url: string, method: string, status: string): Record<st
  * each success response, the headers every response carries, and Idempotency-Key on writes.
  * It changes the document only, never how requests are validated or responses serialised.
  */
-function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[] } }) {
+function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[]; config?: { readOnly?: boolean } } }) {
   const method = Array.isArray(route.method) ? route.method[0]! : route.method;
   const out: Record<string, unknown> = { ...schema };
   out.operationId ??= operationId(method, url);
-  if (url.startsWith(API_PREFIX) && WRITE_METHODS.has(method) && out.headers === undefined) out.headers = IdempotencyHeader;
+  const replayable = takesIdempotencyKey(method, route.config);
+  if (url.startsWith(API_PREFIX) && replayable && out.headers === undefined) out.headers = IdempotencyHeader;
   if (out.response !== undefined) {
     const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };
     if (OTHER_ERRORS.statuses.every((status) => status in responses)) {
@@ -100,7 +101,7 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
       const description = SUCCESS_DESCRIPTIONS[status];
       // @fastify/swagger's key for a response's description that is not also the schema's.
       if (description && !('description' in documented)) documented['x-response-description'] = description;
-      documented.headers = { ...responseHeaders(url, method, status), ...(documented.headers as object | undefined) };
+      documented.headers = { ...responseHeaders(url, replayable, status), ...(documented.headers as object | undefined) };
       responses[status] = documented;
     }
     out.response = responses;

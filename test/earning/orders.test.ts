@@ -109,6 +109,11 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
     expect(await customer(9)).toMatchObject({ points_balance: 87 });
     const unknown = await t.request('POST', `${API}/earning_rules/preview`, { body: { customer_identifier: 'nobody@example.com', total: 1, currency: 'EUR' } });
     expect(errorOf(unknown).details).toEqual([expect.objectContaining({ param: 'customer_identifier', code: 'customer_not_found' })]);
+    // A preview writes nothing: an Idempotency-Key, even one a write used, changes nothing.
+    const key = { 'idempotency-key': 'order-9-preview' };
+    expect((await t.request('PUT', `${API}/customers/9`, { body: { email: 'customer9@example.com' }, headers: key })).statusCode).toBe(200);
+    const keyed = await t.request('POST', `${API}/earning_rules/preview`, { body: { customer_identifier: '9', total: 59.99, currency: 'EUR' }, headers: key });
+    expect([keyed.statusCode, keyed.headers['idempotent-replayed'], keyed.json().data.points]).toEqual([200, undefined, 87]);
     expect((await t.request('PATCH', `${API}/earning_rules/${rule.id}`, { body: { points_per_unit: 1, unit_amount: 1, min_order_total: null } })).statusCode).toBe(200);
   });
 
