@@ -54,16 +54,16 @@ export function registerEarningRoutes(server: FastifyInstance): void {
       if (Math.abs(cents - Math.round(cents)) > 1e-6) {
         throw validationError([{ param: 'total', code: 'invalid_amount', message: 'total must have at most 2 decimals' }]);
       }
-      const customer = await findCustomer(app.db, request.shop.id, customer_identifier);
+      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
       if (customer === undefined) {
         throw validationError([{ param: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(customer_identifier)}` }]);
       }
-      const rule = await enabledRule(app.db, request.shop.id, 'order');
-      const tier = (await tiersOf(app.db, request.shop.id)).find((t) => t.id === Number(customer.vip_tier_id));
+      const rule = await enabledRule(request.db, request.shop.id, 'order');
+      const tier = (await tiersOf(request.db, request.shop.id)).find((t) => t.id === Number(customer.vip_tier_id));
       const multiplier = tier?.multiplier ?? 1;
       const earning = orderEarning(rule, Math.round(cents), currency, multiplier);
       // The shop's settings as they are now (the request's shop may be a moment old).
-      const shop = await getShop(app.db, request.shop.id);
+      const shop = await getShop(request.db, request.shop.id);
       return { data: { points: earning.points, credits: creditsToNumber(earning.credits), earning_rule_id: rule?.id ?? null, multiplier, pending: (shop?.points_pending_days ?? 0) > 0 && earning.points > 0 } };
     },
   );

@@ -11,19 +11,22 @@ import type { DB } from '../db/tables.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Where a GET handler reads: on PostgreSQL, one connection held while it runs. */
+    /** Where a read handler reads: on PostgreSQL, one connection held while it runs. */
     db: DB;
   }
 }
 
-/** Routes registered after this in the scope: each GET (and HEAD) handler reads through request.db. */
+/**
+ * Routes registered after this in the scope: each GET (and HEAD) handler, and each POST that
+ * writes nothing (config.readOnly), reads through request.db.
+ */
 export function registerReadConnection(app: FastifyInstance): void {
   app.decorateRequest('db', null as unknown as DB);
   const hold = app.database.dialect === 'postgres';
   const wrapped = new WeakSet<object>();
   app.addHook('onRoute', (route) => {
     // The HEAD route Fastify adds for a GET one comes here too, with the handler as it was given.
-    if (route.method !== 'GET' && route.method !== 'HEAD') return;
+    if (route.method !== 'GET' && route.method !== 'HEAD' && route.config?.readOnly !== true) return;
     const handler = route.handler;
     if (wrapped.has(handler)) return;
     route.handler = hold

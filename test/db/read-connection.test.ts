@@ -50,4 +50,14 @@ describe.runIf(TEST_DIALECT === 'postgres')('one connection per read request (po
     expect(res.body).toContain(shows);
     expect(connects).toHaveBeenCalledTimes(1);
   });
+
+  it('a preview of what an order would earn (a POST that writes nothing) waits for a connection once', async () => {
+    expect((await t.request('GET', `${API}/shop`)).statusCode).toBe(200);
+    const connects = vi.spyOn(pg.Pool.prototype, 'connect');
+    // the customer, the earning rule, the tiers, the shop
+    const res = await t.request('POST', `${API}/earning_rules/preview`, { body: { customer_identifier: '2', total: 10, currency: 'EUR' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ multiplier: 1 });
+    expect(connects).toHaveBeenCalledTimes(1);
+  });
 });
