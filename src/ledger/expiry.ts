@@ -1,7 +1,8 @@
 import { allocateIds, transaction, tryTransactionLock, updateRows, writeRows } from '../db/dialect.js';
 import type { DB, LotKind, PointsEventsTable } from '../db/tables.js';
 import { findCustomers } from '../customers/repository.js';
-import { enqueueEvents } from '../events/outbox.js';
+import { enqueueEvents, wantsTopics } from '../events/outbox.js';
+import type { WebhookTopic } from '../events/topics.js';
 import { lockBalances } from './balances.js';
 import { eventJson } from './event-json.js';
 import { customersWithExpiredLots, expiredLots, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
@@ -15,6 +16,8 @@ import { EXPIRATION_SOURCE } from './schemas.js';
 
 /** Lots written off per transaction: on SQLite a few milliseconds of work. */
 export const LOTS_PER_TRANSACTION = 200;
+
+const EXPIRED: WebhookTopic = 'points_event.expired';
 
 /**
  * Writes off up to `budget` expired lots of these customers of one shop: one event per lot
@@ -33,6 +36,35 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
   }
   if (lots.length === 0) return 0;
 
+  // What needs no new ids is written, and the webhooks read, first, as postEvents does: the
+  // shop's lock on event ids is held from allocateIds to commit.
+  await setLotsRemaining(trx, shopId, lots.map((lot) => ({ id: lot.id, remaining: 0 })));
+
+  const touched = [...new Set(lots.map((l) => l.customerRemoteId))];
+  const next = await nextExpiries(trx, shopId, touched, Number.MIN_SAFE_INTEGER);
+  await updateRows(
+    trx,
+    'customers',
+    ['shop_id', 'remote_id'],
+    touched.map((remoteId) => {
+      const stored = balances.get(remoteId)!.stored;
+      const mine = lots.filter((l) => l.customerRemoteId === remoteId);
+      const written = (kind: LotKind) => mine.reduce((sum, l) => (l.kind === kind ? sum + l.remaining : sum), 0);
+      const nextExpiry = next.get(remoteId) ?? null;
+      return {
+        shop_id: shopId,
+        remote_id: remoteId,
+        points_balance: stored.points - written('points'),
+        credits_balance: stored.credits - written('credits'),
+        next_expiry_at: nextExpiry?.at ?? null,
+        next_expiry_points: nextExpiry?.points ?? 0,
+        next_expiry_credits: nextExpiry?.credits ?? 0,
+      };
+    }),
+  );
+
+  // The webhooks show each customer's e-mail.
+  const emails = (await wantsTopics(trx, shopId, [EXPIRED])) ? await findCustomers(trx, shopId, touched.map(String)) : null;
   const ids = await allocateIds(trx, shopId, 'points_events', lots.length);
   const events: PointsEventsTable[] = lots.map((lot, i) => {
     // Writing off expired lots changes what is stored, not what is available.
@@ -60,38 +92,8 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
     { insert: 'points_events', rows: events },
     { insert: 'lot_consumptions', rows: lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })) },
   ]);
-  await setLotsRemaining(trx, shopId, lots.map((lot) => ({ id: lot.id, remaining: 0 })));
-
-  const touched = [...new Set(lots.map((l) => l.customerRemoteId))];
-  const next = await nextExpiries(trx, shopId, touched, Number.MIN_SAFE_INTEGER);
-  await updateRows(
-    trx,
-    'customers',
-    ['shop_id', 'remote_id'],
-    touched.map((remoteId) => {
-      const stored = balances.get(remoteId)!.stored;
-      const mine = lots.filter((l) => l.customerRemoteId === remoteId);
-      const written = (kind: LotKind) => mine.reduce((sum, l) => (l.kind === kind ? sum + l.remaining : sum), 0);
-      const nextExpiry = next.get(remoteId) ?? null;
-      return {
-        shop_id: shopId,
-        remote_id: remoteId,
-        points_balance: stored.points - written('points'),
-        credits_balance: stored.credits - written('credits'),
-        next_expiry_at: nextExpiry?.at ?? null,
-        next_expiry_points: nextExpiry?.points ?? 0,
-        next_expiry_credits: nextExpiry?.credits ?? 0,
-      };
-    }),
-  );
-  await enqueueEvents(trx, shopId, 'points_event.expired', () => withEmails(trx, shopId, events), now);
+  if (emails !== null) await enqueueEvents(trx, shopId, EXPIRED, events.map((e) => eventJson(e, emails.get(String(e.customer_remote_id))?.email ?? null)), now);
   return events.length;
-}
-
-/** Expiration events as the API shows them (with each customer's e-mail). */
-async function withEmails(trx: DB, shopId: number, events: PointsEventsTable[]) {
-  const customers = await findCustomers(trx, shopId, [...new Set(events.map((e) => String(e.customer_remote_id)))]);
-  return events.map((e) => eventJson(e, customers.get(String(e.customer_remote_id))?.email ?? null));
 }
 
 /**

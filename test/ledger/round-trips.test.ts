@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { API, setup, type TestContext } from '../helpers/app.js';
+import { sweepExpiredLots } from '../../src/ledger/expiry.js';
+import { API, DAY, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { balanceOf, countRows, createCustomers, expectConsistentLedger, postBatch } from './fixtures.js';
 
@@ -36,21 +37,24 @@ describe('a batch larger than one statement of rows', () => {
 describe.runIf(TEST_DIALECT === 'postgres')("a batch's statements (postgres)", () => {
   let t: TestContext;
   beforeAll(async () => {
-    t = await setup();
+    // Points expire, for the sweep to write off.
+    t = await setup({ shop: { points_expiry_days: 30 } });
     await createCustomers(t, 1000);
   });
   afterAll(async () => t?.close());
   afterEach(() => vi.restoreAllMocks());
 
-  /** The statements of the batch's write transaction, from BEGIN to COMMIT. */
-  async function transactionOf(events: unknown[]): Promise<string[]> {
+  /** The statements of the first write transaction `act` makes, from BEGIN to COMMIT. */
+  async function statementsOf(act: () => Promise<unknown>): Promise<string[]> {
     const query = vi.spyOn(pg.Client.prototype, 'query');
-    const res = await postBatch(t, events);
-    expect(res.statusCode).toBe(201);
+    await act();
     const texts = query.mock.calls.map(([config]) => (typeof config === 'string' ? config : (config as { text: string }).text).trim().toLowerCase());
     const begin = texts.indexOf('begin');
     return texts.slice(begin, texts.indexOf('commit', begin) + 1);
   }
+
+  /** The statements of a batch's write transaction. */
+  const transactionOf = (events: unknown[]) => statementsOf(async () => expect((await postBatch(t, events)).statusCode).toBe(201));
 
   const grants = (n: number) => Array.from({ length: n }, (_, i) => ({ customer_identifier: String(i + 1), source: 'order', points_amount: 10 }));
 
@@ -67,4 +71,15 @@ describe.runIf(TEST_DIALECT === 'postgres')("a batch's statements (postgres)", (
   it('makes as many statements for 1000 events as for 2', async () => {
     expect((await transactionOf(grants(1000))).length).toBe((await transactionOf(grants(2))).length);
   });
+
+  it("has the expiry sweep hold the shop's event ids for two statements", async () => {
+    t.clock.advance(31 * DAY);
+    let written = 0;
+    const statements = await statementsOf(async () => (written = await sweepExpiredLots(t.database.db, t.clock.now, 10)));
+    expect(written).toBeGreaterThan(0);
+    // The events and their consumptions; commit.
+    expect(statements.length - 1 - statements.findIndex((s) => s.includes('pg_advisory_xact_lock'))).toBe(2);
+  });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t));
 });
