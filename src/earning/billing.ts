@@ -1,5 +1,5 @@
 import type { DB } from '../db/tables.js';
-import { postEvents } from '../ledger/post.js';
+import { postWithEffects } from './effects.js';
 import { getShop } from '../shops/repository.js';
 import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
 
@@ -30,5 +30,5 @@ export async function billingAttemptsCreated(trx: DB, shopId: number, attempts: 
     const customer = byContract.get(a.contractRemoteId);
     return customer === undefined ? [] : (ruleGrant(rule, customer, now, defaultExpiry(shop, now), `Subscription billing attempt ${a.id}`) ?? []);
   });
-  if (postings.length > 0) await postEvents(trx, shopId, postings, now);
+  if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
 }

@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import { generateCode } from '../core/codes.js';
 import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
-import { postEvents } from '../ledger/post.js';
 import { getShop } from '../shops/repository.js';
 import { retier, tierSubject, TIER_SUBJECT_COLUMNS, tiersOf } from '../tiers/tiers.js';
 import { nextBirthday } from './birthday.js';
+import { postWithEffects } from './effects.js';
 import { settleOrders } from './orders.js';
 import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
 
@@ -52,6 +52,16 @@ async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly 
   }
 }
 
+/** The customers' birthdays before a write, by remote_id (what customersWritten compares with). */
+export async function customerBirthdays(trx: DB, shopId: number, ids: readonly number[]): Promise<Map<number, { birthday: string | null }>> {
+  const prior = new Map<number, { birthday: string | null }>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await trx.selectFrom('customers').select(['remote_id', 'birthday']).where('shop_id', '=', shopId).where('remote_id', 'in', ids.slice(i, i + 500)).execute();
+    for (const row of rows) prior.set(Number(row.remote_id), { birthday: row.birthday });
+  }
+  return prior;
+}
+
 /** Applies the programme to customers just written, in the writer's transaction. */
 export async function customersWritten(trx: DB, shopId: number, writes: readonly CustomerWrite[], now: number, options: { earn?: boolean } = {}): Promise<void> {
   if (writes.length === 0) return;
@@ -67,7 +77,7 @@ export async function customersWritten(trx: DB, shopId: number, writes: readonly
         for (const row of rows) emails.set(Number(row.remote_id), row.email);
       }
       const postings = created.flatMap((w) => ruleGrant(rule, { remoteId: w.remoteId, email: emails.get(w.remoteId) ?? null }, now, defaultExpiry(shop, now), 'Signup') ?? []);
-      if (postings.length > 0) await postEvents(trx, shopId, postings, now);
+      if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
     }
     // Orders paid before their customer was synced earn now.
     for (let i = 0; i < created.length; i += 500) {

@@ -1,84 +1,41 @@
 import type { DB } from '../db/tables.js';
-import { billingAttemptsCreated } from './billing.js';
-import { customersWritten } from './customers.js';
-import { settleOrders } from './orders.js';
+import { postEvents } from '../ledger/post.js';
+import type { Posted, Posting, PostOptions } from '../ledger/posting.js';
+import { retier, tiersOf } from '../tiers/tiers.js';
 
-// The seam between record writes and the loyalty programme: the records write service calls
-// these in the writer's transaction, before it shows the records, so that a PUT's answer
-// already holds what its write earned. The programme never imports the records module.
+// What follows a posting in the programme (STYLE.md, "How the programme fits"; ARCHITECTURE.md):
+// the code that owns a write posts through the ledger and then calls these, in the same
+// transaction, explicitly. The ledger says what changed (each customer's balances before and
+// after); a customer whose points earned in the tier window moved is given the tier they
+// reach. Pending points are the ledger's own (PostOptions.pending); a first paid order's
+// referral is completed by the order's settlement (orders.ts), after this.
 
-export interface ProgrammeWriter {
-  shopId: number;
-  now: number;
-  /** False for `loyalty import --no-earn`: records are stored, and earn nothing. */
-  earn?: boolean;
+export interface Effects {
+  /** After the ledger wrote: the tiers the changed customers' points earned reach. */
+  follow(posted: Posted, now: number): Promise<void>;
 }
 
 /**
- * What the programme needs to know of records before they are written: which customers exist
- * already, with their birthdays (other tables need nothing, and read nothing).
+ * What the effects of these postings need, read before the ledger locks the customers (the
+ * locked rows are held to commit, and the shop's other writers queue for them): the shop's
+ * tiers, when the postings move points (`movesPoints`).
  */
-export type Prior = Map<number, { birthday: string | null }>;
-
-export async function priorState(trx: DB, shopId: number, table: string, ids: readonly number[]): Promise<Prior> {
-  const prior: Prior = new Map();
-  if (table !== 'customers' || ids.length === 0) return prior;
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await trx.selectFrom('customers').select(['remote_id', 'birthday']).where('shop_id', '=', shopId).where('remote_id', 'in', ids.slice(i, i + 500)).execute();
-    for (const row of rows) prior.set(Number(row.remote_id), { birthday: row.birthday });
-  }
-  return prior;
+export async function postingEffects(trx: DB, shopId: number, movesPoints: boolean): Promise<Effects> {
+  const tiers = movesPoints ? await tiersOf(trx, shopId) : [];
+  return {
+    async follow(posted, now) {
+      if (tiers.length === 0) return;
+      const moved = posted.changed.filter((c) => c.after.earnedWindow !== c.before.earnedWindow);
+      if (moved.length === 0) return;
+      await retier(trx, shopId, moved.map((c) => ({ remoteId: c.remoteId, email: c.email, earned: c.after.earnedWindow, tierId: c.before.tierId })), now, tiers);
+    },
+  };
 }
 
-export interface Written {
-  id: number;
-  created: boolean;
-  /** The record's column values as written. */
-  values: Record<string, unknown>;
-}
-
-/** A tier was created, changed or deleted: the shop's customers are re-tiered in the background (tiers/jobs.ts). */
-export async function tiersChanged(trx: DB, shopId: number): Promise<void> {
-  await trx.updateTable('shops').set({ retier_after: 0 }).where('id', '=', shopId).execute();
-}
-
-/** Applies the programme to records just deleted. */
-export async function recordsRemoved(trx: DB, shopId: number, table: string): Promise<void> {
-  if (table === 'vip_tiers') await tiersChanged(trx, shopId);
-}
-
-/** Applies the programme to records just written (PUT, POST, PATCH, import, demo). */
-export async function recordsWritten(trx: DB, w: ProgrammeWriter, table: string, written: readonly Written[], prior: Prior = new Map()): Promise<void> {
-  if (written.length === 0) return;
-  switch (table) {
-    case 'orders':
-      await settleOrders(trx, w.shopId, written.map((r) => r.id), w.now, { earn: w.earn });
-      return;
-    case 'customers':
-      await customersWritten(
-        trx,
-        w.shopId,
-        written.map((r) => ({
-          remoteId: r.id,
-          created: r.created,
-          birthdayBefore: r.created ? undefined : (prior.get(r.id)?.birthday ?? null),
-          birthday: (r.values.birthday as string | null | undefined) ?? null,
-        })),
-        w.now,
-        { earn: w.earn },
-      );
-      return;
-    case 'vip_tiers':
-      await tiersChanged(trx, w.shopId);
-      return;
-    case 'subscription_billing_attempts':
-      if (w.earn === false) return;
-      await billingAttemptsCreated(
-        trx,
-        w.shopId,
-        written.filter((r) => r.created).map((r) => ({ id: r.id, status: String(r.values.status), contractRemoteId: Number(r.values.subscription_contract_remote_id) })),
-        w.now,
-      );
-      return;
-  }
+/** Posts through the ledger, then what follows: the programme's way to post. */
+export async function postWithEffects(trx: DB, shopId: number, postings: readonly Posting[], now: number, options: PostOptions = {}): Promise<Posted> {
+  const effects = await postingEffects(trx, shopId, postings.some((p) => p.entry.points !== 0));
+  const posted = await postEvents(trx, shopId, postings, now, options);
+  if (posted.failures.length === 0) await effects.follow(posted, now);
+  return posted;
 }

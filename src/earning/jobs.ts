@@ -1,9 +1,9 @@
 import { claimRows, transaction, updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
-import { postEvents, type Posting } from '../ledger/post.js';
+import { posting, type Posting } from '../ledger/posting.js';
 import { getShop } from '../shops/repository.js';
 import { birthdayIn, CATCH_UP_MS, nextBirthday } from './birthday.js';
-import { addPendingPoints } from './orders.js';
+import { postWithEffects } from './effects.js';
 import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
 
 // The programme's background work, in bounded transactions (at most ROWS rows each, so that
@@ -53,26 +53,25 @@ export async function releasePendingPoints(db: DB, now: number): Promise<number>
       const shop = (await getShop(trx, shopId))!;
       const customers = [...new Set(orders.map((o) => Number(o.points_customer_remote_id)))];
       const emails = new Map((await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', customers).execute()).map((c) => [Number(c.remote_id), c.email]));
-      const postings: Posting[] = orders.map((o) => ({
-        customer: { remoteId: Number(o.points_customer_remote_id), email: emails.get(Number(o.points_customer_remote_id)) ?? null },
-        entry: {
-          source: 'order',
-          points: Number(o.points_pending),
-          credits: 0,
-          internalNote: `Earned by order ${Number(o.remote_id)}: released`,
-          externalNote: null,
-          customActionName: null,
-          appliedAt: now,
-          expiresAt: defaultExpiry(shop, now),
-          earningRuleId: o.earning_rule_id === null ? null : Number(o.earning_rule_id),
-          orderRemoteId: Number(o.remote_id),
-        },
-      }));
-      await postEvents(trx, shopId, postings, now);
-      await updateRows(trx, 'orders', ['shop_id', 'remote_id'], orders.map((o) => ({ shop_id: shopId, remote_id: Number(o.remote_id), points_pending: 0, pending_release_at: null })));
+      const postings = orders.map((o) =>
+        posting(
+          { remoteId: Number(o.points_customer_remote_id), email: emails.get(Number(o.points_customer_remote_id)) ?? null },
+          {
+            source: 'order',
+            points: Number(o.points_pending),
+            internalNote: `Earned by order ${Number(o.remote_id)}: released`,
+            appliedAt: now,
+            expiresAt: defaultExpiry(shop, now),
+            earningRuleId: o.earning_rule_id === null ? null : Number(o.earning_rule_id),
+            orderRemoteId: Number(o.remote_id),
+          },
+        ),
+      );
+      // What the orders held pending is now theirs: the ledger moves it with the grants.
       const released = new Map<number, number>();
       for (const o of orders) released.set(Number(o.points_customer_remote_id), (released.get(Number(o.points_customer_remote_id)) ?? 0) - Number(o.points_pending));
-      await addPendingPoints(trx, shopId, released);
+      await postWithEffects(trx, shopId, postings, now, { pending: released });
+      await updateRows(trx, 'orders', ['shop_id', 'remote_id'], orders.map((o) => ({ shop_id: shopId, remote_id: Number(o.remote_id), points_pending: 0, pending_release_at: null })));
     }
     return due.length;
   });
@@ -115,7 +114,7 @@ export async function grantBirthdays(db: DB, now: number): Promise<number> {
         const next = c.birthday === null ? null : nextBirthday(c.birthday, Math.max(now, at + 1), granted);
         scheduled.push({ shop_id: shopId, remote_id: Number(c.remote_id), birthday_next_at: next, birthday_granted_year: granted });
       }
-      if (postings.length > 0) await postEvents(trx, shopId, postings, now);
+      if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
       await updateRows(trx, 'customers', ['shop_id', 'remote_id'], scheduled);
     }
     return due.length;

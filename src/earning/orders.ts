@@ -1,12 +1,14 @@
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { DAY_MS } from '../clock.js';
 import { lockedRows, updateRows } from '../db/dialect.js';
 import type { DB, OrdersTable } from '../db/tables.js';
 import { lockBalances } from '../ledger/balances.js';
-import { postEvents, type Posting } from '../ledger/post.js';
+import { orderGrantTimes } from '../ledger/events-repository.js';
+import { posting, type Posting } from '../ledger/posting.js';
 import { completeReferralsOf } from '../referrals/service.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { tiersOf } from '../tiers/tiers.js';
+import { postWithEffects } from './effects.js';
 import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule } from './rules.js';
 
 // Orders drive the ledger (docs/earning.md, "Orders"). After an order is written, its ledger
@@ -102,9 +104,11 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
     if (order.earned_at !== null && order.points_customer_remote_id !== null && clawBack(settlement, order)) settled = true;
     if (settled) changed.push(order);
   }
-  if (postings.length > 0) {
+  // The ledger writes the pending points with the balances.
+  for (const [customer, delta] of pendingDelta) if (delta === 0) pendingDelta.delete(customer);
+  if (postings.length > 0 || pendingDelta.size > 0) {
     await dateClawbacks(trx, shopId, postings);
-    const posted = await postEvents(trx, shopId, postings, now, { locked: balances });
+    const posted = await postWithEffects(trx, shopId, postings, now, { locked: balances, pending: pendingDelta });
     // Every clawback was bounded by what the customer had: nothing can fail here.
     if (posted.failures.length > 0) throw new Error(`order settlement could not post: ${JSON.stringify(posted.failures)}`);
   }
@@ -118,41 +122,19 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
       return row;
     }),
   );
-  await addPendingPoints(trx, shopId, pendingDelta);
   await completeReferralsOf(trx, shopId, [...paidBy.values()], now);
   return postings.length;
 }
 
 /**
  * A clawback takes back points earned when the order's points were granted: VIP tier windows
- * count it on that day (tiers/window.ts), read from the order's first grant.
+ * count it on that day (ledger/earned-window.ts), read from the order's first grant.
  */
 async function dateClawbacks(trx: DB, shopId: number, postings: readonly Posting[]): Promise<void> {
   const clawbacks = postings.filter((p) => p.entry.clawback && p.entry.points < 0);
   if (clawbacks.length === 0) return;
-  const granted = new Map<number, number>();
-  const orders = [...new Set(clawbacks.map((p) => p.entry.orderRemoteId!))];
-  for (let i = 0; i < orders.length; i += 500) {
-    const rows = await trx
-      .selectFrom('points_events')
-      .select(['order_remote_id', (eb) => eb.fn.min<number>('applied_at').as('at')])
-      .where('shop_id', '=', shopId)
-      .where('order_remote_id', 'in', orders.slice(i, i + 500))
-      .where('source', '=', 'order')
-      .where('points_amount', '>', 0)
-      .groupBy('order_remote_id')
-      .execute();
-    for (const row of rows) granted.set(Number(row.order_remote_id), Number(row.at));
-  }
+  const granted = await orderGrantTimes(trx, shopId, [...new Set(clawbacks.map((p) => p.entry.orderRemoteId!))]);
   for (const p of clawbacks) p.entry.earnedAt = granted.get(p.entry.orderRemoteId!);
-}
-
-/** Changes the customers' pending points (after any posting of the same transaction). */
-export async function addPendingPoints(trx: DB, shopId: number, deltas: ReadonlyMap<number, number>): Promise<void> {
-  for (const [remoteId, delta] of deltas) {
-    if (delta === 0) continue;
-    await sql`update customers set points_pending = points_pending + ${delta} where shop_id = ${shopId} and remote_id = ${remoteId}`.execute(trx);
-  }
 }
 
 /** What one settlement works with: its shop, its buyers, and what it collects to write. */
@@ -246,20 +228,16 @@ function clawBack({ shop, now, known, available, postings, addPending }: Settlem
 
 function orderPosting(shop: Shop, order: OrderState, customer: number, email: string | null, now: number, what: { source: 'order' | 'refund'; points: number; credits: number }): Posting {
   const grant = what.source === 'order';
-  return {
-    customer: { remoteId: customer, email },
-    entry: {
-      source: what.source,
-      points: what.points,
-      credits: what.credits,
+  return posting(
+    { remoteId: customer, email },
+    {
+      ...what,
       internalNote: grant ? `Earned by order ${order.remote_id}` : `Refund of order ${order.remote_id}`,
-      externalNote: null,
-      customActionName: null,
       appliedAt: now,
       expiresAt: grant ? defaultExpiry(shop, now) : null,
       earningRuleId: order.earning_rule_id,
       orderRemoteId: order.remote_id,
       clawback: !grant,
     },
-  };
+  );
 }

@@ -1,7 +1,7 @@
 import { DAY_MS } from '../clock.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, EarningRuleKind, EarningRulesTable } from '../db/tables.js';
-import type { Posting } from '../ledger/post.js';
+import { posting, type Posting } from '../ledger/posting.js';
 
 // What the shop's earning rules grant (docs/earning.md). The arithmetic is pure; the one
 // query finds the enabled rule of a kind.
@@ -85,18 +85,6 @@ export function defaultExpiry(shop: { points_expiry_days: number | null }, appli
 export function ruleGrant(rule: EarningRule, customer: { remoteId: number; email: string | null }, now: number, expiresAt: number | null, note: string): Posting | null {
   const { points, credits } = flatEarning(rule);
   if (points === 0 && credits === 0) return null;
-  return {
-    customer,
-    entry: {
-      source: rule.kind === 'referral_referrer' || rule.kind === 'referral_friend' ? 'referral_complete' : rule.kind,
-      points,
-      credits,
-      internalNote: note,
-      externalNote: null,
-      customActionName: null,
-      appliedAt: now,
-      expiresAt,
-      earningRuleId: rule.id,
-    },
-  };
+  const source = rule.kind === 'referral_referrer' || rule.kind === 'referral_friend' ? 'referral_complete' : rule.kind;
+  return posting(customer, { source, points, credits, internalNote: note, appliedAt: now, expiresAt, earningRuleId: rule.id });
 }

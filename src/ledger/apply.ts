@@ -2,7 +2,8 @@ import type { DB } from '../db/tables.js';
 import { pushTo } from '../core/maps.js';
 import type { FieldError } from '../core/validation.js';
 import { findCustomers } from '../customers/repository.js';
-import { postEvents, type Posting } from './post.js';
+import { postEvents } from './post.js';
+import type { Posted, Posting } from './posting.js';
 import type { CheckedEvent } from './rules.js';
 import type { PointsEvent } from './schemas.js';
 
@@ -10,7 +11,7 @@ import type { PointsEvent } from './schemas.js';
 // resolved, every failure found, and the events posted (post.ts) only when none fails.
 
 /** The events written, or why none was: each failure with the index of its event. */
-export type Applied = { events: PointsEvent[]; failures?: undefined } | { events?: undefined; failures: FieldError[] };
+export type Applied = { events: PointsEvent[]; posted: Posted; failures?: undefined } | { events?: undefined; failures: FieldError[] };
 
 export interface ApplyOptions {
   /** Judge the events but write nothing: the caller fails already (a bad batch body). */
@@ -50,5 +51,5 @@ export async function applyEvents(trx: DB, shopId: number, entries: readonly Che
   const posted = await postEvents(trx, shopId, postings, now, { judgeOnly: failures.size > 0 || options.judgeOnly === true });
   for (const f of posted.failures) fail(indexOf[f.index]!, [{ field: f.field, code: f.code, message: f.message }]);
   if (failures.size > 0) return { failures: [...failures.entries()].sort(([a], [b]) => a - b).flatMap(([, errors]) => errors) };
-  return { events: posted.events };
+  return { events: posted.events, posted };
 }

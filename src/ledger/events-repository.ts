@@ -37,6 +37,24 @@ export function eventsQuery(db: DB, shopId: number, filters: EventFilters = {}) 
   return query;
 }
 
+/** When each order's points were first granted (its first `order` grant), by order. */
+export async function orderGrantTimes(db: DB, shopId: number, orderIds: readonly number[]): Promise<Map<number, number>> {
+  const granted = new Map<number, number>();
+  for (let i = 0; i < orderIds.length; i += 500) {
+    const rows = await db
+      .selectFrom('points_events')
+      .select(['order_remote_id', (eb) => eb.fn.min<number>('applied_at').as('at')])
+      .where('shop_id', '=', shopId)
+      .where('order_remote_id', 'in', orderIds.slice(i, i + 500))
+      .where('source', '=', 'order')
+      .where('points_amount', '>', 0)
+      .groupBy('order_remote_id')
+      .execute();
+    for (const row of rows) granted.set(Number(row.order_remote_id), Number(row.at));
+  }
+  return granted;
+}
+
 export async function findEvent(db: DB, shopId: number, id: number): Promise<EventRow | undefined> {
   return eventsQuery(db, shopId).where('points_events.id', '=', id).executeTakeFirst();
 }

@@ -8,8 +8,9 @@ import type { DB, LotKind } from '../db/tables.js';
 // expiry key sorts never-expiring lots last; `remaining > 0` and the key are written exactly
 // as the index has them, so that both planners use it.
 
-/** The FIFO order's expiry key: a never-expiring lot sorts after every real expiry. */
-export const NEVER = Number.MAX_SAFE_INTEGER;
+import { NEVER } from './lot-queue.js';
+
+export { NEVER };
 const KEY = sql.raw('coalesce(expires_at, 9007199254740991)');
 const OPEN = sql.raw('remaining > 0');
 

@@ -4,7 +4,8 @@ import { AppError, notFound } from '../errors.js';
 import { lockBalances } from './balances.js';
 import { findEvent } from './events-repository.js';
 import { NEVER } from './lots-repository.js';
-import { postEvents, type ReversalPlan, type StoredLotRef } from './post.js';
+import { postEvents } from './post.js';
+import { posting, type Posted, type ReversalPlan, type StoredLotRef } from './posting.js';
 import { EXPIRATION_SOURCE, REDEMPTION_SOURCE, REVERSAL_SOURCE, type PointsEvent } from './schemas.js';
 
 // A reversal undoes one points event exactly (docs/ledger.md, "Reversals"): what a deduction
@@ -48,11 +49,12 @@ async function planOf(trx: DB, shopId: number, eventId: number): Promise<Reversa
 }
 
 /**
- * Writes the reversal of an event of the shop in the caller's transaction and returns it.
+ * Writes the reversal of an event of the shop in the caller's transaction and returns it, with
+ * what the posting changed (for what follows it: earning/effects.ts).
  * Throws not_found, not_reversible (expirations and reversals), already_reversed, or
  * insufficient_balance (a grant whose points the customer no longer has).
  */
-export async function reverseEvent(trx: DB, shopId: number, eventId: number, now: number, options: ReverseOptions = {}): Promise<PointsEvent> {
+export async function reverseEvent(trx: DB, shopId: number, eventId: number, now: number, options: ReverseOptions = {}): Promise<{ event: PointsEvent; posted: Posted }> {
   const original = await findEvent(trx, shopId, eventId);
   if (original === undefined) throw notFound('points event', eventId);
   if (original.source === EXPIRATION_SOURCE || original.source === REVERSAL_SOURCE) {
@@ -72,31 +74,22 @@ export async function reverseEvent(trx: DB, shopId: number, eventId: number, now
   const { rows } = await sql<{ id: number }>`select id from points_events where shop_id = ${shopId} and reverses_event_id = ${eventId}`.execute(trx);
   if (rows.length > 0) throw new AppError('already_reversed', `Points event ${eventId} was already reversed by points event ${Number(rows[0]!.id)}`);
 
-  const posted = await postEvents(
-    trx,
-    shopId,
-    [
-      {
-        customer: { remoteId, email: original.email },
-        entry: {
-          source: REVERSAL_SOURCE,
-          points: -Number(original.points_amount),
-          credits: -Number(original.credits_amount),
-          internalNote: options.internalNote ?? `Reverses points event ${eventId}`,
-          externalNote: options.externalNote ?? null,
-          customActionName: null,
-          appliedAt: now,
-          // A reversed grant's points were earned on its day (VIP tier windows).
-          earnedAt: Number(original.applied_at),
-          expiresAt: null,
-          reversesEventId: eventId,
-          redemptionId: options.redemptionId ?? original.redemption_id,
-        },
-        reversal: await planOf(trx, shopId, eventId),
-      },
-    ],
-    now,
+  const reversal = posting(
+    { remoteId, email: original.email },
+    {
+      source: REVERSAL_SOURCE,
+      points: -Number(original.points_amount),
+      credits: -Number(original.credits_amount),
+      internalNote: options.internalNote ?? `Reverses points event ${eventId}`,
+      externalNote: options.externalNote ?? null,
+      appliedAt: now,
+      // A reversed grant's points were earned on its day (VIP tier windows).
+      earnedAt: Number(original.applied_at),
+      reversesEventId: eventId,
+      redemptionId: options.redemptionId ?? original.redemption_id,
+    },
   );
+  const posted = await postEvents(trx, shopId, [{ ...reversal, reversal: await planOf(trx, shopId, eventId) }], now);
   const failure = posted.failures[0];
   if (failure !== undefined) {
     const kind = failure.field === 'points_amount' ? 'points' : 'credits';
@@ -104,5 +97,5 @@ export async function reverseEvent(trx: DB, shopId: number, eventId: number, now
       details: [{ param: failure.field, code: failure.code, message: `The customer no longer has the ${kind} this event granted` }],
     });
   }
-  return posted.events[0]!;
+  return { event: posted.events[0]!, posted };
 }

@@ -9,6 +9,7 @@ import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js'
 import { isJsonObject, type FieldError } from '../core/validation.js';
 import { attachedErrors } from '../http/validation.js';
 import { getShop, type Shop } from '../shops/repository.js';
+import { postingEffects } from '../earning/effects.js';
 import { applyEvents } from './apply.js';
 import { reverseEvent } from './reverse.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
@@ -62,9 +63,11 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
       return runWrite(request, reply, async (trx) => {
         const now = app.clock();
         const entry = checkEvent(input, errors, await currentShop(trx, request.shop.id), now);
+        const effects = await postingEffects(trx, request.shop.id, (entry.draft?.points ?? 0) !== 0);
         const applied = await applyEvents(trx, request.shop.id, [entry], now);
         // A single event's errors are shown without its index: its fields are the body's.
         if (applied.failures) throw invalidEvents(applied.failures.map(({ index: _, ...error }) => error));
+        await effects.follow(applied.posted, now);
         return { status: 201, body: { data: applied.events[0] } };
       });
     },
@@ -100,8 +103,11 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
         const now = app.clock();
         const shop = await currentShop(trx, request.shop.id);
         const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, shop, now));
-        const applied = await applyEvents(trx, request.shop.id, entries, now, { judgeOnly: envelope.length > 0 });
-        if (applied.failures || envelope.length > 0) throw invalidEvents([...envelope, ...(applied.failures ?? [])], LIST);
+        const judgeOnly = envelope.length > 0;
+        const effects = await postingEffects(trx, request.shop.id, !judgeOnly && entries.some((e) => (e.draft?.points ?? 0) !== 0));
+        const applied = await applyEvents(trx, request.shop.id, entries, now, { judgeOnly });
+        if (applied.failures || judgeOnly) throw invalidEvents([...envelope, ...(applied.failures ?? [])], LIST);
+        await effects.follow(applied.posted, now);
         return { status: 201, body: { data: applied.events } };
       });
     },
@@ -144,8 +150,12 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
       const body = (request.body ?? {}) as { internal_note?: string | null; external_note?: string | null };
       return runWrite(request, reply, async (trx) => {
         if (eventId === null) throw notFound('points event', id);
-        const data = await reverseEvent(trx, request.shop.id, eventId, app.clock(), { internalNote: body.internal_note, externalNote: body.external_note });
-        return { status: 201, body: { data } };
+        const now = app.clock();
+        // A reversed grant's points are no longer earned: the tier follows.
+        const effects = await postingEffects(trx, request.shop.id, true);
+        const { event, posted } = await reverseEvent(trx, request.shop.id, eventId, now, { internalNote: body.internal_note, externalNote: body.external_note });
+        await effects.follow(posted, now);
+        return { status: 201, body: { data: event } };
       });
     },
   );

@@ -6,6 +6,7 @@ import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { compileValidator, showError, toFieldErrors, type FieldError } from '../core/validation.js';
 import { isoTime } from '../clock.js';
+import type { RecordEffects } from './effects.js';
 import { CUSTOMER_IDENTIFIER, identifierErrors, identifierSchema } from './customer-identifier.js';
 import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Field, type Fields } from './fields.js';
 
@@ -43,6 +44,8 @@ export interface Resource {
   id: 'remote_id' | 'id';
   write: WriteMode;
   fields: Fields;
+  /** What its writes do beyond its table (effects.ts). */
+  effects?: RecordEffects;
   /** Fields shown but not stored, computed for a page of rows at once (customers' balances). */
   computed?: {
     /** The stored columns they are computed from, read with every shown row. */

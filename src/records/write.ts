@@ -6,8 +6,8 @@ import type { DB } from '../db/tables.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
 import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
 import { identifierFailed, resolveIdentifiers } from './customer-identifier.js';
+import type { Prior, WrittenRecord } from './effects.js';
 import { announceUpsert, enqueueRecordEvents } from './events.js';
-import { priorState, recordsRemoved, recordsWritten } from '../earning/effects.js';
 import { deleteRecord, findRecord, insertRecord, insertRecords, putRecord, updateRecord, upsertRecords } from './repository.js';
 import { checkFields, columnsOf, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 
@@ -21,7 +21,7 @@ export interface Writer {
   shopId: number;
   now: number;
   config: Config;
-  /** False for `loyalty import --no-earn`: records are stored, and earn nothing (earning/effects.ts). */
+  /** False for `loyalty import --no-earn`: records are stored, and earn nothing (effects.ts). */
   earn?: boolean;
 }
 
@@ -106,6 +106,18 @@ export async function raced(db: DB, shopId: number, r: Resource, error: unknown)
   throw validationError(await lostRaceErrors(db, shopId, r, error.candidate));
 }
 
+const NO_PRIOR: Prior = new Map();
+
+/** What the resource's effects read of these records before they are written. */
+async function priorOf(trx: DB, w: Writer, r: Resource, ids: readonly number[]): Promise<Prior> {
+  return ids.length === 0 || r.effects?.prior === undefined ? NO_PRIOR : r.effects.prior(trx, w.shopId, ids);
+}
+
+/** The resource's effects of records just written (resource.effects). */
+async function written(trx: DB, w: Writer, r: Resource, records: readonly WrittenRecord[], prior: Prior = NO_PRIOR): Promise<void> {
+  if (records.length > 0) await r.effects?.written?.(trx, w, records, prior);
+}
+
 /** The record as the API shows it. */
 async function shown(trx: DB, w: Writer, r: Resource, row: Row): Promise<Row> {
   return (await recordsJson(trx, w.shopId, r, [row], w.now))[0]!;
@@ -115,10 +127,10 @@ async function shown(trx: DB, w: Writer, r: Resource, row: Row): Promise<Row> {
 export async function replaceRecord(trx: DB, w: Writer, r: Resource, remoteId: number, body: CheckedBody): Promise<{ created: boolean; record: Row }> {
   const checked = await withCustomer(trx, w.shopId, r, body);
   const values = valuesOf(r, checked, 'replace', w.now);
-  const prior = await priorState(trx, w.shopId, r.table, [remoteId]);
+  const prior = await priorOf(trx, w, r, [remoteId]);
   const write = () => putRecord(trx, w.shopId, r, remoteId, values, w.now);
   const { created } = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: remoteId, values }, write });
-  await recordsWritten(trx, w, r.table, [{ id: remoteId, created, values }], prior);
+  await written(trx, w, r, [{ id: remoteId, created, values }], prior);
   const record = await shown(trx, w, r, (await findRecord(trx, w.shopId, r, remoteId))!);
   await enqueueRecordEvents(trx, w.shopId, r, [{ created, record }], w.now);
   return { created, record };
@@ -141,7 +153,7 @@ export async function createRecord(trx: DB, w: Writer, r: Resource, body: Checke
   const values = valuesOf(r, checked, 'create', w.now);
   const write = () => insertRecord(trx, w.shopId, r, { ...values, ...generateSecrets(r) }, w.now);
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: null, values }, write });
-  await recordsWritten(trx, w, r.table, [{ id: Number(row[r.id]), created: true, values: row }]);
+  await written(trx, w, r, [{ id: Number(row[r.id]), created: true, values: row }]);
   const record = await shown(trx, w, r, row);
   await enqueueRecordEvents(trx, w.shopId, r, [{ created: true, record }], w.now);
   return { ...record, ...pickSecrets(r, row) };
@@ -155,7 +167,7 @@ export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | 
   const values = valuesOf(r, checked, 'patch', w.now);
   const write = () => updateRecord(trx, w.shopId, r, id, values, w.now);
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: { ...existing, ...values }, candidate: { id, values }, write });
-  await recordsWritten(trx, w, r.table, [{ id, created: false, values: row! }]);
+  await written(trx, w, r, [{ id, created: false, values: row! }]);
   const record = await shown(trx, w, r, row!);
   await enqueueRecordEvents(trx, w.shopId, r, [{ created: false, record }], w.now);
   return record;
@@ -164,7 +176,7 @@ export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | 
 /** Deletes a native record for good; not_found for `text` when there is none. */
 export async function removeRecord(trx: DB, shopId: number, r: Resource, id: number | null, text: string): Promise<{ id: number; deleted: true }> {
   if (id === null || !(await deleteRecord(trx, shopId, r, id))) throw notFound(r.singular, text);
-  await recordsRemoved(trx, shopId, r.table);
+  await r.effects?.removed?.(trx, shopId);
   return { id, deleted: true };
 }
 
@@ -178,10 +190,10 @@ export async function upsertMany(trx: DB, w: Writer, r: Resource, candidates: re
   const good = candidates.filter((_, i) => !errors.has(i)).map((c) => ({ remote_id: c.id, ...c.values }));
   const ids = good.map((row) => row.remote_id);
   const announce = await announceUpsert(trx, w.shopId, r, ids, w.now);
-  const prior = await priorState(trx, w.shopId, r.table, ids);
+  const prior = await priorOf(trx, w, r, ids);
   const existed = new Set(prior.keys());
   await upsertRecords(trx, w.shopId, r, good, w.now);
-  await recordsWritten(trx, w, r.table, good.map((row) => ({ id: row.remote_id, created: !existed.has(row.remote_id), values: row })), prior);
+  await written(trx, w, r, good.map((row) => ({ id: row.remote_id, created: !existed.has(row.remote_id), values: row })), prior);
   await announce();
   return errors;
 }
@@ -194,7 +206,7 @@ export async function createMany(trx: DB, w: Writer, r: Resource, rows: readonly
   const errors = await conflicts(trx, w.shopId, r, rows.map((values) => ({ id: null, values })));
   const good = rows.filter((_, i) => !errors.has(i)).map((values) => ({ ...values, ...generateSecrets(r) }));
   const ids = await insertRecords(trx, w.shopId, r, good, w.now);
-  await recordsWritten(trx, w, r.table, ids.map((id, i) => ({ id, created: true, values: good[i]! })));
+  await written(trx, w, r, ids.map((id, i) => ({ id, created: true, values: good[i]! })));
   if (ids.length > 0) {
     const stored: Row[] = [];
     for (const id of ids) stored.push((await findRecord(trx, w.shopId, r, id))!);

@@ -6,7 +6,8 @@ import type { DB, RedemptionsTable, RewardCodesTable } from '../db/tables.js';
 import { findCustomer } from '../customers/repository.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
 import { lockBalances } from '../ledger/balances.js';
-import { postEvents } from '../ledger/post.js';
+import { postWithEffects } from '../earning/effects.js';
+import { posting } from '../ledger/posting.js';
 import { reverseEvent } from '../ledger/reverse.js';
 import { REDEMPTION_SOURCE } from '../ledger/schemas.js';
 import { enqueueEvents } from '../events/outbox.js';
@@ -127,28 +128,8 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
   const poolCode = Number(reward.has_code_pool) === 1 ? await claimPoolCode(trx, shopId, rewardId, id!) : null;
 
   const price = Number(reward.points_price);
-  const posted = await postEvents(
-    trx,
-    shopId,
-    [
-      {
-        customer: { remoteId, email: customer.email },
-        entry: {
-          source: REDEMPTION_SOURCE,
-          points: -price,
-          credits: 0,
-          internalNote: `Redemption ${id} of reward ${rewardId}`,
-          externalNote: reward.name,
-          customActionName: null,
-          appliedAt: now,
-          expiresAt: null,
-          redemptionId: id,
-        },
-      },
-    ],
-    now,
-    { locked },
-  );
+  const entry = { source: REDEMPTION_SOURCE, points: -price, internalNote: `Redemption ${id} of reward ${rewardId}`, externalNote: reward.name, appliedAt: now, redemptionId: id };
+  const posted = await postWithEffects(trx, shopId, [posting({ remoteId, email: customer.email }, entry)], now, { locked });
   if (posted.failures.length > 0) {
     const available = posted.balances.get(remoteId)?.points ?? 0;
     throw new AppError('insufficient_balance', `Reward ${rewardId} costs ${price} points; the customer has ${available} available`, {
@@ -212,7 +193,8 @@ export async function useRedemption(trx: DB, shopId: number, id: number, now: nu
 export async function voidRedemption(trx: DB, shopId: number, id: number, now: number): Promise<Redemption> {
   const row = await lockRedemption(trx, shopId, id);
   if (row.status !== 'issued') throw new AppError('redemption_not_voidable', `Redemption ${row.id} was ${row.status}; only an issued redemption can be voided`);
-  const reversal = await reverseEvent(trx, shopId, Number(row.points_event_id), now, {
+  // Giving back what a deduction spent changes no points earned: no tier follows.
+  const { event: reversal } = await reverseEvent(trx, shopId, Number(row.points_event_id), now, {
     internalNote: `Voids redemption ${row.id} of reward ${row.reward_id}`,
     redemptionId: Number(row.id),
   });

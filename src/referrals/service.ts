@@ -4,7 +4,8 @@ import { insertRecords, findRecord } from '../records/repository.js';
 import type { DB } from '../db/tables.js';
 import { enqueueEvents } from '../events/outbox.js';
 import { AppError, notFound, validationError } from '../errors.js';
-import { postEvents, type Posting } from '../ledger/post.js';
+import type { Posting } from '../ledger/posting.js';
+import { postWithEffects } from '../earning/effects.js';
 import { getShop } from '../shops/repository.js';
 import { defaultExpiry, enabledRule, ruleGrant } from '../earning/rules.js';
 import { recordsJson, type Row } from '../records/resource.js';
@@ -115,7 +116,7 @@ async function complete(trx: DB, shopId: number, rows: readonly Row[], friends: 
       if (grant) postings.push(grant);
     }
   }
-  if (postings.length > 0) await postEvents(trx, shopId, postings, now);
+  if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
   const done: Row[] = [];
   for (const row of rows) {
     const friend = friends.get(Number(row.id)) ?? null;

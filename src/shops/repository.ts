@@ -2,8 +2,11 @@ import { allocateIds } from '../db/dialect.js';
 import { PerTransaction } from '../db/per-transaction.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB, ShopsTable } from '../db/tables.js';
-import type { TierWindow } from '../tiers/window.js';
 import { generateToken, hashToken, tokenHint } from './tokens.js';
+
+/** The windows a shop's VIP tiers may be judged by (ledger/earned-window.ts sums them). */
+export const TIER_WINDOWS = ['lifetime', 'calendar_year', 'rolling_12_months'] as const;
+export type TierWindow = (typeof TIER_WINDOWS)[number];
 
 export interface Shop {
   id: number;

@@ -4,8 +4,7 @@ import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { TIER_WINDOWS } from '../tiers/window.js';
-import { getShop, updateShop, type Shop as ShopRow } from './repository.js';
+import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow } from './repository.js';
 
 const VipTierWindow = Type.Union(
   [Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])],

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { retier, tierSubject, TIER_SUBJECT_COLUMNS, tiersOf } from './tiers.js';
-import { windowStart } from './window.js';
+import { windowStart } from '../ledger/earned-window.js';
 
 // Re-tiering a shop's customers after its tiers or its tier window changed, and every day its
 // window moves on (calendar_year, rolling_12_months), in transactions of at most ROWS customers
@@ -13,6 +13,11 @@ import { windowStart } from './window.js';
 const ROWS = 200;
 
 const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A tier was created, changed or deleted: the shop's customers are re-tiered in the background. */
+export async function retierShopLater(trx: DB, shopId: number): Promise<void> {
+  await trx.updateTable('shops').set({ retier_after: 0 }).where('id', '=', shopId).execute();
+}
 
 /** One step for one shop: re-tiers the next ROWS customers; returns how many it looked at. */
 async function step(db: DB, shopId: number, after: number, now: number): Promise<number> {

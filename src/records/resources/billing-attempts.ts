@@ -1,3 +1,4 @@
+import { billingAttemptsCreated } from '../../earning/billing.js';
 import { integer, money, oneOf, text, time } from '../fields.js';
 import type { Resource } from '../resource.js';
 import { CURRENCY } from './orders.js';
@@ -11,6 +12,14 @@ export const billingAttempts: Resource = {
   plural: 'subscription billing attempts',
   id: 'id',
   write: 'create',
+  // A succeeded attempt earns the subscription_billing rule (never under --no-earn).
+  effects: {
+    async written(trx, w, written) {
+      if (w.earn === false) return;
+      const created = written.filter((r) => r.created).map((r) => ({ id: r.id, status: String(r.values.status), contractRemoteId: Number(r.values.subscription_contract_remote_id) }));
+      await billingAttemptsCreated(trx, w.shopId, created, w.now);
+    },
+  },
   fields: {
     subscription_contract_remote_id: integer('The billed contract\'s remote_id', 5012345678, 1, Number.MAX_SAFE_INTEGER, {
       required: true,

@@ -1,5 +1,6 @@
 import { tierProgress, tiersOf } from '../../tiers/tiers.js';
 import { findCustomer } from '../../customers/repository.js';
+import { customerBirthdays, customersWritten } from '../../earning/customers.js';
 import { isoTime } from '../../clock.js';
 import { BALANCE_COLUMNS, balancesAt, creditsToNumber } from '../../ledger/balances.js';
 import { sql, type SelectQueryBuilder } from 'kysely';
@@ -16,6 +17,19 @@ export const customers: Resource = {
   plural: 'customers',
   id: 'remote_id',
   write: 'upsert',
+  // A new customer earns the signup rule and gets a referral code; a birthday schedules a grant.
+  effects: {
+    prior: customerBirthdays,
+    async written(trx, w, written, prior) {
+      const writes = written.map((r) => ({
+        remoteId: r.id,
+        created: r.created,
+        birthdayBefore: r.created ? undefined : ((prior.get(r.id)?.birthday as string | null | undefined) ?? null),
+        birthday: (r.values.birthday as string | null | undefined) ?? null,
+      }));
+      await customersWritten(trx, w.shopId, writes, w.now, { earn: w.earn });
+    },
+  },
   fields: {
     email: text('E-mail address, unique in the shop (case-insensitive)', 'ada@example.com', 254, { format: 'email', nullable: true, unique: 'ci' }),
     first_name: text('First name', 'Ada', 255, { nullable: true }),

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { isoTime } from '../../clock.js';
+import { settleOrders } from '../../earning/orders.js';
 import { creditsToNumber } from '../../ledger/balances.js';
 import { integer, money, oneOf, text, time } from '../fields.js';
 import type { Resource } from '../resource.js';
@@ -15,6 +16,12 @@ export const orders: Resource = {
   plural: 'orders',
   id: 'remote_id',
   write: 'upsert',
+  // An order's ledger follows its financial_status (docs/earning.md, "Orders").
+  effects: {
+    async written(trx, w, written) {
+      await settleOrders(trx, w.shopId, written.map((r) => r.id), w.now, { earn: w.earn });
+    },
+  },
   fields: {
     // Synced records arrive in any order, so the customer need not have been synced yet.
     customer_remote_id: integer('The ordering customer\'s remote_id; null for a guest checkout', 7012345678, 1, Number.MAX_SAFE_INTEGER, { nullable: true, customerIdentifier: true }),

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { retierShopLater } from '../../tiers/jobs.js';
 import { integer, money, text } from '../fields.js';
 import type { Resource } from '../resource.js';
 import { INT32_MAX } from './rewards.js';
@@ -12,6 +13,8 @@ export const vipTiers: Resource = {
   plural: 'VIP tiers',
   id: 'id',
   write: 'crud',
+  // A tier created, changed or deleted re-tiers the shop's customers in the background.
+  effects: { written: (trx, w) => retierShopLater(trx, w.shopId), removed: retierShopLater },
   fields: {
     name: text('Name shown to customers, unique in the shop', 'Gold', 255, { required: true, sortable: true, unique: 'exact' }),
     points_threshold: integer('Points earned (points_earned_lifetime) to reach the tier, unique in the shop', 1000, 0, INT32_MAX, { required: true, sortable: true, unique: 'exact' }),

@@ -1,0 +1,142 @@
+import { allocateIdsOf, writeRows } from '../db/dialect.js';
+import type { CustomerEarnedDaysTable, DB, LotConsumptionsTable, PointsEventsTable, PointsLotsTable } from '../db/tables.js';
+import { enqueueEvents } from '../events/outbox.js';
+import type { Balances } from './balances.js';
+import { addEarnedDays } from './earned-days-repository.js';
+import { eventJson } from './event-json.js';
+import { NEVER } from './lot-queue.js';
+import { nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
+import { balancesAfter, nextExpiryWith, type CustomerPlan, type LedgerPlan } from './plan.js';
+import type { PointsEvent } from './schemas.js';
+
+// Writes a covered plan (plan.ts) in the caller's transaction, with a constant number of
+// statements however many postings it holds. The customers are locked already (read.ts);
+// what needs no new ids is written first, because allocateIdsOf takes the shop's locks on the
+// tables' ids, held to commit, and the shop's other writers queue for them: they cover the
+// fewest round trips (the ids, one insert, the webhooks' deliveries).
+
+export interface WriteOptions {
+  /** The shop has a webhook for points_event.created. */
+  announced: boolean;
+}
+
+export interface Written {
+  /** The events as the API shows them, built when first asked for. */
+  events: () => PointsEvent[];
+  balances: Map<number, Balances>;
+}
+
+export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: number, options: WriteOptions): Promise<Written> {
+  await setLotsRemaining(trx, shopId, plan.storedLots.map((l) => ({ id: l.id, remaining: l.remaining })));
+  const balances = await settleBalances(trx, shopId, plan, now);
+  await writeRows(trx, [addEarnedDays(earnedDayRows(shopId, plan)), { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances) }]);
+
+  const [eventIds, lotIds] = (await allocateIdsOf(trx, shopId, [
+    ['points_events', plan.events.length],
+    ['points_lots', plan.lots.length],
+  ])) as [number[], number[]];
+  plan.lots.forEach(({ lot }, k) => (lot.id = lotIds[k]!));
+  const rows = planRows(shopId, plan, eventIds, now);
+  await writeRows(trx, [
+    { insert: 'points_events', rows: rows.events },
+    { insert: 'points_lots', rows: rows.lots },
+    { insert: 'lot_consumptions', rows: rows.consumptions },
+  ]);
+
+  // The events as the API shows them are built when asked for: an answer or a webhook needs
+  // them, an order's or a job's postings do not.
+  let shown: PointsEvent[] | undefined;
+  const events = () => (shown ??= rows.events.map((row, i) => eventJson(row, plan.events[i]!.posting.customer.email)));
+  if (options.announced) await enqueueEvents(trx, shopId, 'points_event.created', events(), now);
+  return { events, balances };
+}
+
+/**
+ * Each customer's balances after the plan, with their next expiry: what the plan knows, or
+ * read off the lots' index (their remainders written) where it emptied or refilled the
+ * earliest lots; either way merged with the lots the plan grants (not written yet).
+ */
+async function settleBalances(trx: DB, shopId: number, plan: LedgerPlan, now: number): Promise<Map<number, Balances>> {
+  const unknown = plan.customers.filter((c) => c.storedNext === undefined).map((c) => c.remoteId);
+  const read = await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER);
+  const out = new Map<number, Balances>();
+  for (const c of plan.customers) {
+    const stored = nextExpiryWith(c.storedNext === undefined ? (read.get(c.remoteId) ?? null) : c.storedNext, c.fresh, Number.MIN_SAFE_INTEGER);
+    // The next expiry as shown (after now): the stored one, unless it has passed already.
+    const shown = stored === null || stored.at > now ? stored : await shownNext(trx, shopId, c, now);
+    out.set(c.remoteId, balancesAfter(c, stored, shown));
+  }
+  return out;
+}
+
+async function shownNext(trx: DB, shopId: number, c: CustomerPlan, now: number): Promise<NextExpiry | null> {
+  return nextExpiryWith((await nextExpiries(trx, shopId, [c.remoteId], now)).get(c.remoteId) ?? null, c.fresh, now);
+}
+
+/**
+ * The points earned by customer and day the plan adds. Another aggregate per day of what a
+ * plan posts is made the same way, from plan.events (each with its source, applied_at and
+ * amounts) and plan.customers (pending points), and written with the same statement.
+ */
+function earnedDayRows(shopId: number, plan: LedgerPlan): CustomerEarnedDaysTable[] {
+  const rows: CustomerEarnedDaysTable[] = [];
+  for (const c of plan.customers) for (const [day, points] of c.earnedDays) rows.push({ shop_id: shopId, customer_remote_id: c.remoteId, day, points });
+  return rows;
+}
+
+function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<number, Balances>): Record<string, unknown>[] {
+  return plan.customers.map((c) => {
+    const next = balances.get(c.remoteId)!.stored.nextExpiry;
+    return {
+      shop_id: shopId,
+      remote_id: c.remoteId,
+      points_balance: c.storedPoints,
+      credits_balance: c.storedCredits,
+      points_pending: c.pending,
+      points_earned_lifetime: c.earned,
+      points_spent_lifetime: c.spent,
+      points_earned_window: c.window,
+      tier_window_from: c.windowFrom,
+      next_expiry_at: next?.at ?? null,
+      next_expiry_points: next?.points ?? 0,
+      next_expiry_credits: next?.credits ?? 0,
+    };
+  });
+}
+
+/** The plan's events, lots and consumptions as rows, given the events' ids (the lots have theirs). */
+function planRows(shopId: number, plan: LedgerPlan, eventIds: readonly number[], now: number) {
+  const events: PointsEventsTable[] = plan.events.map(({ posting: { customer, entry }, pointsBalance, creditsBalance }, i) => ({
+    shop_id: shopId,
+    id: eventIds[i]!,
+    customer_remote_id: customer.remoteId,
+    source: entry.source,
+    points_amount: entry.points,
+    credits_amount: entry.credits,
+    internal_note: entry.internalNote,
+    external_note: entry.externalNote,
+    custom_action_name: entry.customActionName,
+    applied_at: entry.appliedAt,
+    expires_at: entry.expiresAt,
+    created_at: now,
+    points_balance: pointsBalance,
+    credits_balance: creditsBalance,
+    reverses_event_id: entry.reversesEventId ?? null,
+    redemption_id: entry.redemptionId ?? null,
+    earning_rule_id: entry.earningRuleId ?? null,
+    order_remote_id: entry.orderRemoteId ?? null,
+  }));
+  const lots: PointsLotsTable[] = plan.lots.map(({ lot, kind, remoteId }) => ({
+    shop_id: shopId,
+    id: lot.id,
+    customer_remote_id: remoteId,
+    kind,
+    event_id: eventIds[lot.eventIndex]!,
+    amount: lot.amount,
+    remaining: lot.remaining,
+    expires_at: lot.key === NEVER ? null : lot.key,
+    created_at: now,
+  }));
+  const consumptions: LotConsumptionsTable[] = plan.consumptions.map((c) => ({ shop_id: shopId, event_id: eventIds[c.eventIndex]!, lot_id: c.lot.id, amount: c.amount }));
+  return { events, lots, consumptions };
+}
