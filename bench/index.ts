@@ -5,10 +5,9 @@ import { orders } from './orders.js';
 import { overload } from './overload.js';
 import { redemptions } from './redemptions.js';
 
-export interface Benchmark {
-  description: string;
-  run(args: string[]): Promise<void>;
-}
+import type { Benchmark } from './lib/benchmark.js';
+
+export type { Benchmark };
 
 // Each benchmark registers itself here.
 export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions };

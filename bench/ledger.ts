@@ -1,14 +1,20 @@
 import { connect, type Database } from '../src/db/connect.js';
 import { transaction } from '../src/db/dialect.js';
 import type { PointsEventsTable } from '../src/db/tables.js';
+import { NO_BALANCES } from '../src/ledger/balances.js';
+import { planPostings, type LedgerPlan } from '../src/ledger/plan.js';
+import { posting } from '../src/ledger/posting.js';
+import { writePlan } from '../src/ledger/write.js';
 import { createShop } from '../src/shops/repository.js';
-import type { Benchmark } from './index.js';
-import { benchShop, scratchDatabase } from './lib/scratch.js';
+import type { Benchmark } from './lib/benchmark.js';
+import { benchShop, scratchDatabase, seedCustomers } from './lib/scratch.js';
 import { mb, startServer } from './lib/server.js';
 
 // `npm run bench -- ledger [sqlite|postgres]`: batches of 1000 grants over 10,000 customers
 // sent over HTTP to a real server, against the ceiling of the same event rows inserted with
-// plain multi-row INSERTs into the same database, without HTTP.
+// plain multi-row INSERTs into the same database, without HTTP, and against the ledger's own
+// ceiling: the planner's output for the same batches written by its writer alone (no HTTP, no
+// JSON, no reads), in another shop of the same database.
 
 const CUSTOMERS = 10_000;
 const BATCH = 1000;
@@ -88,6 +94,23 @@ async function ceiling(database: Database, shopId: number, batches: number, now:
   return (batches * BATCH) / ((performance.now() - started) / 1000);
 }
 
+/** The planner's plans of the same grant batches, written by the writer alone, one transaction each. */
+async function writerCeiling(database: Database, shopId: number, batches: number, now: number): Promise<number> {
+  const balances = new Map(Array.from({ length: CUSTOMERS }, (_, i) => [i + 1, NO_BALANCES]));
+  const plans: LedgerPlan[] = Array.from({ length: batches }, (_, b) => {
+    const postings = Array.from({ length: BATCH }, (_, e) =>
+      posting(
+        { remoteId: ((b * BATCH + e) % CUSTOMERS) + 1, email: null },
+        { source: 'order', points: 1 + ((b + e) % 100), credits: e % 4 === 0 ? 25 : 0, externalNote: `Order #${b * BATCH + e}`, appliedAt: now },
+      ),
+    );
+    return planPostings({ now, postings, balances, lots: new Map(), window: { from: 0, earnedSince: new Map() } });
+  });
+  const started = performance.now();
+  for (const plan of plans) await transaction(database.db, (trx) => writePlan(trx, shopId, plan, now, { announced: false }));
+  return (batches * BATCH) / ((performance.now() - started) / 1000);
+}
+
 async function runDialect(dialect: Dialect): Promise<void> {
   const { batches, target, inFlight } = PLAN[dialect];
   const scratch = await scratchDatabase(dialect, 'ledger');
@@ -118,7 +141,11 @@ async function runDialect(dialect: Dialect): Promise<void> {
 
     const other = await createShop(database.db, { name: 'Ceiling shop' }, now);
     const plain = await ceiling(database, other.id, batches, now);
+    const writerShop = await createShop(database.db, { name: 'Writer ceiling shop' }, now);
+    await seedCustomers(database, writerShop.id, CUSTOMERS, now);
+    const written = await writerCeiling(database, writerShop.id, batches, now);
     const ratio = rate / plain;
+    const writerRatio = rate / written;
     const mixedRatio = mixedRate / plain;
     const f = (n: number) => Math.round(n).toLocaleString('en-US');
     const verdict = (value: number, min: number) => `(target ${min.toFixed(2)})  ${value >= min ? 'ok' : 'BELOW TARGET'}`;
@@ -128,7 +155,9 @@ async function runDialect(dialect: Dialect): Promise<void> {
         `  grants over HTTP   ${f(rate).padStart(9)} events/s   (target ${f(target)})  ${rate >= target ? 'ok' : 'BELOW TARGET'}`,
         `  mixed over HTTP    ${f(mixedRate).padStart(9)} events/s   (one in five a deduction of a few lots)`,
         `  plain INSERT       ${f(plain).padStart(9)} rows/s     (ceiling, no HTTP)`,
+        `  planned writes     ${f(written).padStart(9)} events/s   (ceiling: the planner's output, the writer alone, no HTTP)`,
         `  grants ratio       ${ratio.toFixed(2).padStart(9)}            ${verdict(ratio, 0.4)}`,
+        `  grants / writer    ${writerRatio.toFixed(2).padStart(9)}            ${verdict(writerRatio, 0.6)}`,
         `  mixed ratio        ${mixedRatio.toFixed(2).padStart(9)}            ${verdict(mixedRatio, 0.3)}`,
         `  server peak RSS    ${mb(rss).padStart(9)}${dialect === 'sqlite' ? `             (target < 300 MB)  ${rss < 300 * 1024 * 1024 ? 'ok' : 'ABOVE TARGET'}` : ''}`,
         '',

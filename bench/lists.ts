@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Benchmark } from './index.js';
+import type { Benchmark } from './lib/benchmark.js';
 import { freePort, MAIN, mb, startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
 

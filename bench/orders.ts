@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Benchmark } from './index.js';
+import type { Benchmark } from './lib/benchmark.js';
 import { MAIN, startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
 

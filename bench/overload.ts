@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Pool } from 'undici';
 import { connect } from '../src/db/connect.js';
-import type { Benchmark } from './index.js';
+import type { Benchmark } from './lib/benchmark.js';
 import { benchShop, scratchDatabase } from './lib/scratch.js';
 import { mb, startServer } from './lib/server.js';
 

@@ -1,7 +1,7 @@
 import { connect } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { createShop, createToken } from '../src/shops/repository.js';
-import type { Benchmark } from './index.js';
+import type { Benchmark } from './lib/benchmark.js';
 import { scratchDatabase, seedCustomers } from './lib/scratch.js';
 import { startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';

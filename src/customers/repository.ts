@@ -22,6 +22,11 @@ export function parseCustomerIdentifier(identifier: string): CustomerIdentifier 
 }
 
 /** The customer an identifier names; `lock` holds the row until the transaction ends (PostgreSQL). */
+/** Whether the shop has a customer with this remote_id. */
+export async function customerExists(db: DB, shopId: number, remoteId: number): Promise<boolean> {
+  return (await db.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '=', remoteId).executeTakeFirst()) !== undefined;
+}
+
 export async function findCustomer(db: DB, shopId: number, identifier: string, options: { lock?: boolean } = {}): Promise<CustomerRow | undefined> {
   const parsed = parseCustomerIdentifier(identifier);
   if (parsed === null) return undefined;

@@ -2,20 +2,16 @@ import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { notFound } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import type { Row } from '../records/resource.js';
 import { exportDocument } from './export.js';
 import { redactCustomer } from './redact.js';
-import { findCustomer } from './repository.js';
+import { CustomerParams, pathCustomer } from './sub-lists.js';
 
 // A person's rights over what the shop stores about them (docs/privacy.md): a data request
 // answers all of it, a redaction erases the person and keeps the anonymised ledger.
 
-const CustomerParams = Type.Object({
-  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
-});
 
 const Redaction = Type.Object(
   {
@@ -45,9 +41,7 @@ export function registerCustomerRoutes(server: FastifyInstance): void {
       },
     },
     async (request, reply) => {
-      const { customer_identifier } = request.params;
-      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
-      if (customer === undefined) throw notFound('customer', customer_identifier);
+      const customer = await pathCustomer(request);
       const stream = Readable.from(exportDocument(app.db, request.shop.id, customer as unknown as Row, app.clock()));
       return reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="customer-${customer.remote_id}.json"`).send(stream as never);
     },

@@ -236,6 +236,14 @@ export function claimRows<QB extends SelectQueryBuilder<any, any, any>>(trx: DB,
 }
 
 /**
+ * The clause that ends a raw sub-select claiming a row others may hold: PostgreSQL `for update
+ * skip locked`; nothing on SQLite, whose write transactions are already serialised.
+ */
+export function skipLockedSql(trx: DB): RawBuilder<unknown> {
+  return isPostgres(trx) ? sql`for update skip locked` : sql``;
+}
+
+/**
  * Locks the rows a query selects until the transaction ends (PostgreSQL: FOR UPDATE). SQLite
  * write transactions are already serialised.
  */

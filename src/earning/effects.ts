@@ -3,7 +3,7 @@ import { postEvents } from '../ledger/post.js';
 import type { Posted, Posting, PostOptions } from '../ledger/posting.js';
 import { retier, tiersOf } from '../tiers/tiers.js';
 
-// What follows a posting in the programme (STYLE.md, "How the programme fits"; ARCHITECTURE.md):
+// What follows a posting in the programme (ARCHITECTURE.md, "How a write flows"):
 // the code that owns a write posts through the ledger and then calls these, in the same
 // transaction, explicitly. The ledger says what changed (each customer's balances before and
 // after); a customer whose points earned in the tier window moved is given the tier they

@@ -55,6 +55,11 @@ export async function orderGrantTimes(db: DB, shopId: number, orderIds: readonly
   return granted;
 }
 
+/** Whether the shop has the order (its events may be none). */
+export async function orderExists(db: DB, shopId: number, remoteId: number): Promise<boolean> {
+  return (await db.selectFrom('orders').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '=', remoteId).executeTakeFirst()) !== undefined;
+}
+
 export async function findEvent(db: DB, shopId: number, id: number): Promise<EventRow | undefined> {
   return eventsQuery(db, shopId).where('points_events.id', '=', id).executeTakeFirst();
 }

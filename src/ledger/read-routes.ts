@@ -3,14 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { CUSTOMER_FILTER, filteredCustomer } from '../customers/filter.js';
-import { findCustomer } from '../customers/repository.js';
+import { registerCustomerList } from '../customers/sub-lists.js';
 import { shopRowCount } from '../db/counts.js';
 import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { queryParams } from '../http/query.js';
 import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
 import { eventJson } from './event-json.js';
-import { eventsQuery, findEvent, type EventRow } from './events-repository.js';
+import { eventsQuery, findEvent, orderExists, type EventRow } from './events-repository.js';
 import { EVENT_FILTERS, parseEventFilters } from './filters.js';
 import { PointsEvent } from './schemas.js';
 
@@ -20,9 +20,6 @@ const TAGS = ['Points events'];
 const SORTABLE = { applied_at: 'points_events.applied_at' } as const;
 
 const IdParams = Type.Object({ id: Type.String({ description: 'The points event\'s id', examples: ['4812'] }) });
-const CustomerParams = Type.Object({
-  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
-});
 
 
 const listSpec = {
@@ -76,27 +73,18 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     },
   );
 
-  app.get(
-    '/customers/:customer_identifier/points_events',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'List a customer\'s points events',
-        description: 'One customer\'s ledger, with the same pagination and filters as the shop\'s.',
-        params: CustomerParams,
-        querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
-        response: { 200: ListEnvelope(PointsEvent), ...errorResponses('list', { 404: notFoundError('customer') }) },
-      },
-    },
-    async (request) => {
-      const { customer_identifier } = request.params;
-      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
-      if (customer === undefined) throw notFound('customer', customer_identifier);
+  registerCustomerList(app, {
+    path: 'points_events',
+    tags: TAGS,
+    summary: 'List a customer\'s points events',
+    description: 'One customer\'s ledger, with the same pagination and filters as the shop\'s.',
+    querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
+    item: PointsEvent,
+    async page(request, customerRemoteId) {
       const filters = parseEventFilters(queryParams(request));
-      const query = eventsQuery(request.db, request.shop.id, { ...filters, customerRemoteId: Number(customer.remote_id) });
-      return paginate(request.db, request, query, listSpec);
+      return paginate(request.db, request, eventsQuery(request.db, request.shop.id, { ...filters, customerRemoteId }), listSpec);
     },
-  );
+  });
 
   const OrderParams = Type.Object({ remote_id: Type.String({ description: 'The order\'s remote_id', examples: ['5531'] }) });
   app.get(
@@ -114,8 +102,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     async (request) => {
       const { remote_id } = request.params;
       const orderId = parseRemoteId(remote_id);
-      const order = orderId === null ? undefined : await request.db.selectFrom('orders').select('remote_id').where('shop_id', '=', request.shop.id).where('remote_id', '=', orderId).executeTakeFirst();
-      if (order === undefined) throw notFound('order', remote_id);
+      if (orderId === null || !(await orderExists(request.db, request.shop.id, orderId))) throw notFound('order', remote_id);
       const filters = parseEventFilters(queryParams(request));
       return paginate(request.db, request, eventsQuery(request.db, request.shop.id, { ...filters, orderRemoteId: orderId! }), listSpec);
     },

@@ -1,6 +1,7 @@
 import { DAY_MS, parseTime } from '../clock.js';
 import { showError, type FieldError } from '../core/validation.js';
 import { AppError } from '../errors.js';
+import type { EventEntry } from './posting.js';
 import { CREDITS_ERROR, NAMED_SOURCES, type PointsEventInput } from './schemas.js';
 
 // The rules of one points event that need no database: amounts, times, expiry, names.
@@ -15,20 +16,8 @@ export interface ShopRules {
   points_expiry_days: number | null;
 }
 
-/** A points event whose fields are valid, in storage units. */
-export interface EventDraft {
-  customerIdentifier: string;
-  source: string;
-  points: number;
-  /** Hundredths of a credit. */
-  credits: number;
-  internalNote: string | null;
-  externalNote: string | null;
-  customActionName: string | null;
-  appliedAt: number;
-  /** When what the event grants expires; null for never, and for a pure deduction. */
-  expiresAt: number | null;
-}
+/** A points event as a merchant sent it, its fields valid: the entry to post, and whom it is for. */
+export type EventDraft = EventEntry & { customerIdentifier: string };
 
 /**
  * Credits in hundredths, or null when the number has more than 2 decimals. The test is on the

@@ -2,15 +2,15 @@ import { Type, type TSchema } from 'typebox';
 import { findCustomers, parseCustomerIdentifier } from '../customers/repository.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
-import type { Field, Fields } from './fields.js';
-import type { Row } from './resource.js';
+import { CUSTOMER_IDENTIFIER, type Field, type Fields, type Row } from './fields.js';
+
+export { CUSTOMER_IDENTIFIER };
 
 // One name for a customer (README, "Using the API"): a body that references a customer by its
 // remote_id also takes `customer_identifier`, a remote_id or an e-mail, as the points events
 // do. It is resolved to the remote_id and stored in the field it stands for, which responses
 // show; the identifier itself is never stored.
 
-export const CUSTOMER_IDENTIFIER = 'customer_identifier';
 
 /** The field customer_identifier stands for (the one with `customerIdentifier`), if any. */
 export function identifiedField(fields: Fields): [string, Field] | undefined {
@@ -30,11 +30,6 @@ export function identifierSchema(name: string, field: Field): TSchema {
       `Instead of ${name}: the customer's remote_id (as a string) or e-mail (case-insensitive). ${unknown} Given with ${name}, both must name the same customer.`,
     examples: ['ada@example.com', '7012345678'],
   });
-}
-
-/** Says in the field's own description that customer_identifier may be given instead. */
-export function identifiedDescription(name: string, field: Field): string {
-  return `${field.description}. Or give ${CUSTOMER_IDENTIFIER}${field.required ? `: one of ${name} and ${CUSTOMER_IDENTIFIER} is required` : ''}`;
 }
 
 /**

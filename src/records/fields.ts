@@ -1,10 +1,20 @@
 import { Type, type TSchema } from 'typebox';
 import { isoTime, parseTime } from '../clock.js';
 import type { ErrorDetail } from '../errors.js';
-import { identifiedDescription } from './customer-identifier.js';
 
 // The kinds of field a record may have, and how each is validated, stored and shown.
 // Storage: times are epoch ms, money integer hundredths, booleans 0/1 (see db/tables.ts).
+
+/** A record as columns or JSON fields, by name. */
+export type Row = Record<string, unknown>;
+
+/** The body field that may stand for a field holding a customer's remote_id (customer-identifier.ts). */
+export const CUSTOMER_IDENTIFIER = 'customer_identifier';
+
+/** Says in the field's own description that customer_identifier may be given instead. */
+export function identifiedDescription(name: string, field: Field): string {
+  return `${field.description}. Or give ${CUSTOMER_IDENTIFIER}${field.required ? `: one of ${name} and ${CUSTOMER_IDENTIFIER} is required` : ''}`;
+}
 
 interface Common {
   description: string;

@@ -8,12 +8,12 @@ import { compileValidator, showError, toFieldErrors, type FieldError } from '../
 import { isoTime } from '../clock.js';
 import type { RecordEffects } from './effects.js';
 import { CUSTOMER_IDENTIFIER, identifierErrors, identifierSchema } from './customer-identifier.js';
-import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Field, type Fields } from './fields.js';
+import { fieldErrors, inputSchema, outputSchema, toColumn, toJsonValue, type Field, type Fields, type Row } from './fields.js';
 
 // One description per resource: fields, ID column, sortable fields and write mode. Routes,
 // schemas, OpenAPI, import and the shared tests all follow from it.
 
-export type Row = Record<string, unknown>;
+export type { Row };
 
 /**
  * How a resource is written:

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { CUSTOMER_FILTER, filteredCustomer } from '../customers/filter.js';
-import { findCustomer } from '../customers/repository.js';
+import { registerCustomerList } from '../customers/sub-lists.js';
 import { shopRowCount } from '../db/counts.js';
 import { notFound } from '../errors.js';
 import { registerAction } from '../http/actions.js';
@@ -19,9 +19,6 @@ const TAGS = ['Redemptions'];
 
 const IdParams = Type.Object({ id: Type.String({ description: 'The redemption\'s id', examples: ['31'] }) });
 const RewardParams = Type.Object({ id: Type.String({ description: 'The reward\'s id', examples: ['12'] }) });
-const CustomerParams = Type.Object({
-  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
-});
 
 const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
 
@@ -135,24 +132,14 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     run: voidRedemption,
   });
 
-  app.get(
-    '/customers/:customer_identifier/redemptions',
-    {
-      schema: {
-        tags: TAGS,
-        summary: 'List a customer\'s redemptions',
-        params: CustomerParams,
-        querystring: ListQuery([]),
-        response: { 200: ListEnvelope(Redemption), ...errorResponses('list', { 404: notFoundError('customer') }) },
-      },
-    },
-    async (request) => {
-      const { customer_identifier } = request.params;
-      const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
-      if (customer === undefined) throw notFound('customer', customer_identifier);
-      return paginate(request.db, request, redemptionsQuery(request.db, request.shop.id, { customerRemoteId: Number(customer.remote_id) }), listSpec);
-    },
-  );
+  registerCustomerList(app, {
+    path: 'redemptions',
+    tags: TAGS,
+    summary: 'List a customer\'s redemptions',
+    querystring: ListQuery([]),
+    item: Redemption,
+    page: (request, customerRemoteId) => paginate(request.db, request, redemptionsQuery(request.db, request.shop.id, { customerRemoteId }), listSpec),
+  });
 
   app.post(
     '/rewards/:id/codes',

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { DAY_MS } from '../clock.js';
 import { generateCode } from '../core/codes.js';
-import { allocateIds, insertRows, isPostgres, isUniqueViolation, lockedRows } from '../db/dialect.js';
+import { allocateIds, insertRows, isUniqueViolation, lockedRows, skipLockedSql } from '../db/dialect.js';
 import type { DB, RedemptionsTable, RewardCodesTable } from '../db/tables.js';
 import { findCustomer } from '../customers/repository.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
@@ -53,7 +53,7 @@ async function codeTaken(trx: DB, shopId: number, code: string): Promise<boolean
  * (Ordered by the index's columns, so that both planners read the pool's index, not the table.)
  */
 async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redemptionId: number): Promise<string> {
-  const skipLocked = isPostgres(trx) ? sql`for update skip locked` : sql``;
+  const skipLocked = skipLockedSql(trx);
   const hints = claimHints(trx);
   const key = `${shopId}:${rewardId}`;
   for (;;) {

@@ -8,7 +8,7 @@ import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { isJsonObject } from '../core/validation.js';
 import { attachedErrors } from '../http/validation.js';
-import type { DB } from '../db/tables.js';
+import { customerExists } from '../customers/repository.js';
 import { derive } from '../records/resource.js';
 import { identifierErrors, identifierSchema, resolveIdentifiers } from '../records/customer-identifier.js';
 import { referrals } from '../records/resources/referrals.js';
@@ -28,10 +28,6 @@ const ReferralInput = Type.Object(
   },
   { additionalProperties: false, examples: [{ referral_code: 'K7QM2XH4RTCP', referred_email: 'grace@example.com' }] },
 );
-
-async function customerExists(db: DB, shopId: number, remoteId: number): Promise<boolean> {
-  return (await db.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '=', remoteId).executeTakeFirst()) !== undefined;
-}
 
 
 /** POST /referrals, and completing or cancelling one (reads are the generic record routes). */

@@ -116,6 +116,11 @@ export async function retier(trx: DB, shopId: number, subjects: readonly TierSub
   return changed.length;
 }
 
+/** The customer's tier changes, unordered (for paginate). */
+export function tierChangesQuery(db: DB, shopId: number, customerRemoteId: number) {
+  return db.selectFrom('vip_tier_changes').selectAll().where('shop_id', '=', shopId).where('customer_remote_id', '=', customerRemoteId);
+}
+
 const tierRef = (id: number | null, name: string | null) => (id === null ? null : { id: Number(id), name });
 
 /** A tier change as the API shows it. */
