@@ -4,9 +4,10 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { connectRaw, parseResponse, sendRaw, type RawResponse } from '../helpers/raw-http.js';
 import { startWithShop } from '../helpers/server.js';
 
-// DESIGN.md section 3, "Hostile input and overload", against a real `loyalty serve`: no request,
-// however malformed, large or slow, costs more than a bounded amount of time and memory, and
-// every refusal comes in the documented error shape.
+// Hostile input and overload against a real `loyalty serve` (README.md, "Configuration": the
+// limits; docs/errors.md: the error shape): no request, however malformed, large or slow,
+// costs more than a bounded amount of time and memory, and every refusal comes in the
+// documented error shape.
 
 const MB = 1024 * 1024;
 
