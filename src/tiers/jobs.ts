@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { retier, tierSubject, TIER_SUBJECT_COLUMNS, tiersOf } from './tiers.js';
+import { sumEarnedWindows } from '../ledger/earned-days-repository.js';
 import { windowStart } from '../ledger/earned-window.js';
 
 // Re-tiering a shop's customers after its tiers or its tier window changed, and every day its
@@ -26,23 +26,7 @@ async function step(db: DB, shopId: number, after: number, now: number): Promise
     const start = windowStart(shop.vip_tier_window, now);
     // 0 starts from the first, redacted customers' negative remote_ids included.
     const from = after === 0 ? Number.MIN_SAFE_INTEGER : after;
-    const page = await trx.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '>', from).orderBy('remote_id').limit(ROWS).execute();
-    if (page.length > 0) {
-      const last = Number(page[page.length - 1]!.remote_id);
-      const earned =
-        start === 0
-          ? sql<number>`points_earned_lifetime`
-          : sql<number>`(select coalesce(sum(d.points), 0) from customer_earned_days d
-              where d.shop_id = customers.shop_id and d.customer_remote_id = customers.remote_id and d.day >= ${start})`;
-      await trx
-        .updateTable('customers')
-        .set({ points_earned_window: earned, tier_window_from: start })
-        .where('shop_id', '=', shopId)
-        .where('remote_id', '>', from)
-        .where('remote_id', '<=', last)
-        .where('tier_window_from', '<>', start)
-        .execute();
-    }
+    await sumEarnedWindows(trx, shopId, from, ROWS, start);
     const customers = await trx.selectFrom('customers').select(TIER_SUBJECT_COLUMNS).where('shop_id', '=', shopId).where('remote_id', '>', from).orderBy('remote_id').limit(ROWS).execute();
     await retier(trx, shopId, customers.map(tierSubject), now, await tiersOf(trx, shopId));
     const next = customers.length < ROWS ? null : Number(customers[customers.length - 1]!.remote_id);
