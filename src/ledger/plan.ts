@@ -172,7 +172,8 @@ function statesOf(input: PlanInput): Map<number, State> {
     });
   };
   for (const { customer } of input.postings) add(customer.remoteId, customer.email);
-  for (const remoteId of input.pending?.keys() ?? []) add(remoteId, null);
+  // A pending change of a customer who is not there (none was read) changes nothing, as an update of no row.
+  for (const remoteId of input.pending?.keys() ?? []) if (input.balances.has(remoteId)) add(remoteId, null);
   return states;
 }
 
