@@ -178,22 +178,7 @@ describe(`failed authentications per client address (${TEST_DIALECT})`, () => {
     // NAT or proxy as the guesser is not locked out (DESIGN.md section 3).
     const unseen = await seedShop(url);
     expect((await get(`${server.url}${API}/shop`, unseen)).status).toBe(200);
-    // Unknown tokens from that address still are, and a revoked one (it is no longer live).
+    // Unknown tokens from that address still are.
     expect((await get(`${server.url}${API}/shop`, 'lty_unknown_again')).status).toBe(429);
-  });
-
-  it('never refuses a valid token from an address that sent 300 unknown ones, created before or after', async () => {
-    const { server, url } = await startWithShop({ AUTH_FAILURES_MAX: '100' });
-    const before = await seedShop(url);
-    const statuses = new Map<number, number>();
-    // The first 100 fail one by one; then 200 at once, which share the loads of the live tokens.
-    for (let i = 0; i < 100; i++) expect((await get(`${server.url}${API}/shop`, `lty_guess${i}`)).status).toBe(401);
-    for (const { status } of await Promise.all(Array.from({ length: 200 }, (_, i) => get(`${server.url}${API}/shop`, `lty_guess_more${i}`)))) {
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    }
-    expect(statuses).toEqual(new Map([[429, 200]]));
-    expect((await get(`${server.url}${API}/shop`, before)).status).toBe(200);
-    const after = await seedShop(url);
-    expect((await get(`${server.url}${API}/shop`, after)).status).toBe(200);
   });
 });
