@@ -57,19 +57,8 @@ const GROUPS_PER_CLAIM = 100;
 
 export const webhookKey = (d: { shop_id: number; webhook_id: number }): string => `${d.shop_id}:${d.webhook_id}`;
 
-interface ClaimRow {
-  n: number;
-  shop_id: number;
-  id: number;
-  webhook_id: number;
-  event_id: string;
-  topic: string;
-  payload: string;
-  attempt_count: number;
-  next_attempt_at: number;
-  url: string;
-  secret: string;
-}
+/** A due delivery of the claim's group number `n`, as read. */
+type ClaimRow = Omit<ClaimedDelivery, 'attempt'> & { n: number; attempt_count: number; next_attempt_at: number };
 
 /**
  * Up to GROUPS_PER_CLAIM groups with pending deliveries (due or not) after `after`, in key
