@@ -11,7 +11,7 @@ import { verify } from './load.js';
 // HTTP against receivers of the test's own (hanging, slow, prompt), and over a recording
 // transport for the order in which a backlog is served.
 
-const TIMEOUT_MS = 1500;
+const TIMEOUT_MS = 3000;
 
 interface Receiver {
   base: string;
@@ -59,9 +59,11 @@ describe(`a hanging webhook endpoint (${TEST_DIALECT})`, () => {
 
   it("delays neither other endpoints' deliveries nor API requests, and records its own attempts as failures with their cause", async () => {
     await createCustomers(t, [1]);
-    const hang = await createWebhook(t, 'points_event.created', `${r.base}/hang`);
+    const hang = await createWebhook(t, 'customer.updated', `${r.base}/hang`);
     const fast = await createWebhook(t, 'points_event.created', `${r.base}/fast`);
     const slow = await createWebhook(t, 'points_event.created', `${r.base}/slow`);
+    // Two deliveries for the hanging endpoint, queued first, then six for each of the others.
+    for (const name of ['Ada', 'Grace']) expect((await t.request('PUT', `${API}/customers/1`, { body: { first_name: name } })).statusCode).toBe(200);
     const res = await t.request('POST', `${API}/points_events/batch`, { body: { points_events: Array.from({ length: 6 }, () => grant(1, 1)) } });
     expect(res.statusCode).toBe(201);
 
@@ -83,19 +85,19 @@ describe(`a hanging webhook endpoint (${TEST_DIALECT})`, () => {
     const fastTimes = r.received.get('/fast') ?? [];
     expect(fastTimes.length).toBe(9);
     expect(Math.max(...fastTimes.slice(0, 6))).toBeLessThan(TIMEOUT_MS);
-    // The slow one (300 ms each, two at a time) went on beside the hanging one's timeouts too.
-    expect(Math.max(...(r.received.get('/slow') ?? []).slice(0, 6))).toBeLessThan(2 * TIMEOUT_MS);
+    // The slow one (300 ms each, two at a time) went on beside the hanging one's sends too.
+    expect(Math.max(...(r.received.get('/slow') ?? []).slice(0, 6))).toBeLessThan(TIMEOUT_MS);
 
     const byWebhook = (id: number) => storedDeliveries(t).then((all) => all.filter((d) => d.webhook_id === id));
     expect((await byWebhook(fast.id)).map((d) => d.status)).toEqual(Array(9).fill('delivered'));
     expect((await byWebhook(slow.id)).map((d) => d.status)).toEqual(Array(9).fill('delivered'));
     const hung = await byWebhook(hang.id);
-    expect(hung.map((d) => [d.status, d.attempt_count])).toEqual(Array(9).fill(['pending', 1]));
+    expect(hung.map((d) => [d.status, d.attempt_count])).toEqual(Array(2).fill(['pending', 1]));
     const listed = await t.request('GET', `${API}/webhooks/${hang.id}/deliveries`);
     for (const delivery of listed.json().data) {
       expect(delivery.attempts).toEqual([expect.objectContaining({ attempt: 1, status_code: null, error: `timed out after ${TIMEOUT_MS} ms` })]);
     }
-    console.log(`[fault] hanging webhook: prompt endpoint's first 6 deliveries within ${Math.round(Math.max(...fastTimes.slice(0, 6)))} ms; API writes meanwhile ${requests.map((q) => Math.round(q.ms)).join('/')} ms; hanging endpoint's 9 attempts recorded as timeouts`);
+    console.log(`[fault] hanging webhook: prompt endpoint's first 6 deliveries within ${Math.round(Math.max(...fastTimes.slice(0, 6)))} ms; API writes meanwhile ${requests.map((q) => Math.round(q.ms)).join('/')} ms; hanging endpoint's 2 attempts recorded as timeouts`);
     expect(await verify(t.url)).toEqual({ ok: true, discrepancies: [] });
   });
 });
