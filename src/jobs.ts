@@ -7,6 +7,7 @@ import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
 import { DAY_MS } from './clock.js';
 import { optimizeDatabase } from './db/dialect.js';
+import { unavailability } from './db/unavailable.js';
 
 // Background work that runs inside `loyalty serve`. Each job must be safe to run in several
 // processes at once (they take a database lock or are idempotent).
@@ -60,7 +61,11 @@ export function startJobs(app: FastifyInstance, list: Job[] = jobs): () => Promi
         busy = true;
         const run = job
           .run(app)
-          .catch((err) => app.log.error({ err, job: job.name }, 'background job failed'))
+          .catch((err) => {
+            // The database being away is not a bug: the job runs again on its next tick.
+            if (unavailability(err) !== null) app.log.warn({ job: job.name, cause: (err as Error).message }, 'background job skipped: the database is unavailable');
+            else app.log.error({ err, job: job.name }, 'background job failed');
+          })
           .finally(() => {
             busy = false;
             running.delete(run);

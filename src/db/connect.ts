@@ -82,11 +82,23 @@ const READ_RESERVE = 2;
  */
 const MAX_WRITERS = 4;
 
+const ignore = (): void => {};
+
+/**
+ * How long opening a PostgreSQL connection may take. A server that is restarting may accept the
+ * socket and then answer nothing for a while: a request that waits for the queue only a second
+ * must not then wait ten for the connection (it answers 503 instead, and the pool tries again for
+ * the next one). Without a bound on the queue (the CLI) it may take longer.
+ */
+function connectTimeoutMs(maxQueueWaitMs: number | undefined): number {
+  return maxQueueWaitMs !== undefined && Number.isFinite(maxQueueWaitMs) ? Math.max(2000, 2 * maxQueueWaitMs) : 10_000;
+}
+
 /** A pool of `size` PostgreSQL connections, the line in front of it, and Kysely over both. */
 function postgresPool(location: string, size: number, maxQueueWaitMs: number | undefined): { db: DB; queue: ConnectionQueue; pool: pg.Pool } {
-  const pool = new pg.Pool({ connectionString: location, max: size, types: pgTypes, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: location, max: size, types: pgTypes, connectionTimeoutMillis: connectTimeoutMs(maxQueueWaitMs) });
   // An idle client that loses its server must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  pool.on('error', ignore);
   // Callers wait in the queue, not in the pool's own line, so that their wait is bounded and seen.
   const queue = new ConnectionQueue(size, maxQueueWaitMs);
   const queued = {
@@ -94,9 +106,15 @@ function postgresPool(location: string, size: number, maxQueueWaitMs: number | u
       const release = await queue.acquire();
       try {
         const client = await pool.connect();
+        // A client whose server goes away while it is lent (pg_terminate_backend, a restart)
+        // emits 'error', which pg-pool listens to only while the client is idle: unheard, it
+        // would end the process. The query in progress fails on its own (503, http/error-handler.ts)
+        // and the pool drops the client when it comes back unqueryable.
+        client.on('error', ignore);
         const giveBack = client.release;
         client.release = (err?: Error | boolean) => {
           client.release = giveBack;
+          client.off('error', ignore);
           release();
           giveBack.call(client, err);
         };

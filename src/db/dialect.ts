@@ -235,6 +235,11 @@ export function claimRows<QB extends SelectQueryBuilder<any, any, any>>(trx: DB,
   return isPostgres(trx) ? (query.forUpdate(table as never).skipLocked() as QB) : query;
 }
 
+/** claimRows for a statement written in SQL: its closing clause, for the rows of `alias`. */
+export function claimClause(trx: DB, alias: string): RawBuilder<unknown> {
+  return isPostgres(trx) ? sql`for update of ${sql.raw(alias)} skip locked` : sql``;
+}
+
 /**
  * The clause that ends a raw sub-select claiming a row others may hold: PostgreSQL `for update
  * skip locked`; nothing on SQLite, whose write transactions are already serialised.

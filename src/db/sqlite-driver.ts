@@ -114,6 +114,10 @@ class SqliteDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // SQLite rolls the whole transaction back itself on some errors (SQLITE_FULL, SQLITE_IOERR):
+    // a second rollback would fail with "no transaction is active" and hide the error that
+    // matters (http/error-handler.ts answers SQLITE_FULL 503, not 500).
+    if (!(connection as SqliteConnection).database.inTransaction) return;
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 

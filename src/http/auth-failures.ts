@@ -1,7 +1,8 @@
 import { AppError } from '../errors.js';
 
 // Failed authentications per client address: an unknown token costs a database read, so past
-// `max` of them in a window an address is answered 429 before any database work. Kept in this
+// `max` of them in a window an address is answered 429 before any database work, unless the
+// token it sends is live (http/known-tokens.ts): a valid token is never refused. Kept in this
 // process: each API process limits on its own count.
 
 /** Addresses remembered at once; past it the oldest window is forgotten. */
@@ -20,16 +21,19 @@ export class AuthFailures {
     readonly windowMs: number,
   ) {}
 
-  /** Throws 429 rate_limited when the address has failed `max` times in its current window. */
-  check(address: string, now = performance.now()): void {
+  /**
+   * The 429 rate_limited for an address that has failed `max` times in its current window, to
+   * throw unless the token it sends is known to be live (http/auth.ts); undefined otherwise.
+   */
+  refusal(address: string, now = performance.now()): AppError | undefined {
     const window = this.#windows.get(address);
-    if (window === undefined || window.failures < this.max) return;
+    if (window === undefined || window.failures < this.max) return undefined;
     if (now >= window.resetAt) {
       this.#windows.delete(address);
-      return;
+      return undefined;
     }
     const seconds = Math.ceil((window.resetAt - now) / 1000);
-    throw new AppError('rate_limited', `Too many requests with unknown or revoked API tokens from this address; retry after the time in Retry-After`, {
+    return new AppError('rate_limited', `Too many requests with unknown or revoked API tokens from this address; retry after the time in Retry-After`, {
       headers: { 'retry-after': String(seconds) },
     });
   }

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { findShopByToken, shopsGeneration, type Shop } from '../shops/repository.js';
+import { findShopByToken, liveTokenHashes, shopsGeneration, type Shop } from '../shops/repository.js';
+import { hashToken } from '../shops/tokens.js';
 import { AuthFailures } from './auth-failures.js';
+import { KnownTokens } from './known-tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -101,14 +103,15 @@ class TokenCache {
   }
 }
 
-async function authenticate(request: FastifyRequest, cache: TokenCache, failures: AuthFailures): Promise<void> {
+async function authenticate(request: FastifyRequest, cache: TokenCache, failures: AuthFailures, known: KnownTokens): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
   }
   let shop = cache.cached(token);
   if (shop === undefined) {
-    failures.check(request.ip);
+    const refusal = failures.refusal(request.ip);
+    if (refusal !== undefined && !(await known.has(hashToken(token)))) throw refusal;
     shop = await cache.lookUp(token);
     if (shop === undefined) {
       failures.record(request.ip);
@@ -122,6 +125,7 @@ async function authenticate(request: FastifyRequest, cache: TokenCache, failures
 export function registerAuth(app: FastifyInstance): void {
   const cache = new TokenCache((token) => findShopByToken(app.db, token));
   const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
+  const known = new KnownTokens(() => liveTokenHashes(app.db));
   app.decorateRequest('shop', null as unknown as Shop);
-  app.addHook('onRequest', async (request) => authenticate(request, cache, failures));
+  app.addHook('onRequest', async (request) => authenticate(request, cache, failures, known));
 }

@@ -2,6 +2,7 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseBusyError } from '../db/connection-queue.js';
+import { unavailability, type Unavailability } from '../db/unavailable.js';
 import { AppError, errorStatus, errorType, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { toErrorDetails } from '../core/validation.js';
 
@@ -43,9 +44,17 @@ export function overloaded(retryAfterSeconds: number): AppError {
   return new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', { headers: { 'retry-after': String(retryAfterSeconds) } });
 }
 
+const UNAVAILABLE_MESSAGES: Record<Unavailability, string> = {
+  unreachable: 'The database is not reachable at the moment; retry (a write with the same Idempotency-Key) after the time in Retry-After',
+  disk_full: "The database's disk is full; nothing was written. Reads still work; retry writes after the time in Retry-After",
+};
+
 function toAppError(error: FastifyError | AppError, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
-  if (error instanceof DatabaseBusyError) return overloaded(request.server.config.loadShedding.retryAfterSeconds);
+  const { retryAfterSeconds } = request.server.config.loadShedding;
+  if (error instanceof DatabaseBusyError) return overloaded(retryAfterSeconds);
+  const down = unavailability(error);
+  if (down !== null) return new AppError('unavailable', UNAVAILABLE_MESSAGES[down], { headers: { 'retry-after': String(retryAfterSeconds) } });
   if (error.validation) {
     const details = toErrorDetails(error.validation as any);
     const message = details.length === 1 ? details[0]!.message : `${details.length} fields are invalid`;
@@ -92,7 +101,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     // Only bugs are errors. Overload is counted and logged by http/overload.ts, not per request.
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
     else if (appError.status >= 500) {
-      if (!(error instanceof DatabaseBusyError)) request.log.warn({ code: appError.code }, appError.message);
+      if (!(error instanceof DatabaseBusyError)) request.log.warn({ code: appError.code, cause: (error as Error).message }, appError.message);
     } else request.log.info({ code: appError.code }, appError.message);
     return sendError(reply, appError);
   });

@@ -162,6 +162,12 @@ export function shopsGeneration(): number {
   return generation;
 }
 
+/** The hashes of every live token, of every shop (http/known-tokens.ts). */
+export async function liveTokenHashes(db: DB): Promise<string[]> {
+  const rows = await db.selectFrom('api_tokens').select('token_hash').where('revoked_at', 'is', null).execute();
+  return rows.map((row) => row.token_hash);
+}
+
 /** The shop a live token belongs to. */
 export async function findShopByToken(db: DB, token: string): Promise<Shop | undefined> {
   const row = await db

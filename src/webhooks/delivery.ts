@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { assertPublicAddress, ipLiteralOf, NonPublicAddressError, publicOnlyLookup } from './address-guard.js';
-import { claimDueDeliveries, settleDelivery, type ClaimedDelivery, type Settlement } from './repository.js';
+import { claimDueDeliveries, settleDelivery, webhookKey, type ClaimedDelivery, type DeliveryGroup, type Settlement } from './repository.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
 // The delivery job: claims due deliveries, POSTs them, and records each attempt. A 2xx answer
@@ -63,8 +63,8 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** A claim outlives the request's timeout by this much, so it never lapses while a send is running. */
 const LEASE_MARGIN_MS = MINUTE;
 
-/** Batches claimed per run at most, so one run ends and shutdown need not wait long. */
-const MAX_BATCHES_PER_RUN = 20;
+/** Claims per run at most, so one run ends and shutdown need not wait long. */
+const MAX_CLAIMS_PER_RUN = 200;
 
 const USER_AGENT = 'Loyalty-Webhooks/1.0';
 
@@ -123,27 +123,66 @@ async function attempt(delivery: ClaimedDelivery, options: DeliveryOptions): Pro
   return { status: 'pending', nextAttemptAt: options.clock() + delay, attemptedAt, statusCode, error, durationMs };
 }
 
+/** Deliveries of one webhook sent at once, at most: a hanging endpoint holds no more of the slots. */
+export function perWebhookLimit(batchSize: number): number {
+  return Math.max(1, Math.ceil(batchSize / 4));
+}
+
+/** Where each process's next claim begins its scan of delivery groups (claimDueDeliveries). */
+const cursors = new WeakMap<DB, DeliveryGroup | null>();
+
 /**
- * Sends every due delivery (up to a bound per run). Safe in several processes at once: a
- * claim takes rows no other worker holds (FOR UPDATE SKIP LOCKED on PostgreSQL) and leases
- * them, so each delivery is sent by one worker at a time.
+ * Sends every due delivery (up to a bound per run), `batchSize` at a time: as soon as one send
+ * ends, its slot is given to the next due delivery, so a slow or hanging endpoint delays nobody
+ * else's; each webhook has at most perWebhookLimit of the slots, and claims serve webhooks and
+ * topics in turns. Safe in several processes at once: a claim takes rows no other worker holds
+ * (FOR UPDATE SKIP LOCKED on PostgreSQL) and leases them, so each delivery is sent by one
+ * worker at a time.
  */
 export async function deliverDueWebhooks(db: DB, options: DeliveryOptions): Promise<DeliveryRun> {
   const run: DeliveryRun = { delivered: 0, retrying: 0, failed: 0 };
-  for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
-    const now = options.clock();
-    const claimed = await transaction(db, (trx) => claimDueDeliveries(trx, now, options.batchSize, now + options.timeoutMs + LEASE_MARGIN_MS));
-    if (claimed.length === 0) break;
-    await Promise.all(
-      claimed.map(async (delivery) => {
-        const outcome = await attempt(delivery, options);
-        const kept = await transaction(db, (trx) => settleDelivery(trx, delivery, outcome, options.clock()));
-        if (!kept) return;
-        if (outcome.status === 'delivered') run.delivered++;
-        else if (outcome.status === 'failed') run.failed++;
-        else run.retrying++;
-      }),
-    );
+  const busy = new Map<string, number>();
+  const sending = new Set<Promise<void>>();
+  // A settle that fails (the database went away) leaves its delivery leased: it is sent again
+  // when the lease ends. The run goes on with the others and reports the first such error.
+  let settleError: unknown = null;
+  const send = async (delivery: ClaimedDelivery) => {
+    const key = webhookKey(delivery);
+    try {
+      const outcome = await attempt(delivery, options);
+      const kept = await transaction(db, (trx) => settleDelivery(trx, delivery, outcome, options.clock()));
+      if (!kept) return;
+      if (outcome.status === 'delivered') run.delivered++;
+      else if (outcome.status === 'failed') run.failed++;
+      else run.retrying++;
+    } catch (error) {
+      settleError ??= error;
+    } finally {
+      const left = busy.get(key)! - 1;
+      if (left === 0) busy.delete(key);
+      else busy.set(key, left);
+    }
+  };
+  try {
+    for (let claims = 0; claims < MAX_CLAIMS_PER_RUN; claims++) {
+      const free = options.batchSize - sending.size;
+      const now = options.clock();
+      const limits = { limit: free, perWebhook: perWebhookLimit(options.batchSize), busy, after: cursors.get(db) ?? null };
+      const claim = await transaction(db, (trx) => claimDueDeliveries(trx, now, now + options.timeoutMs + LEASE_MARGIN_MS, limits));
+      cursors.set(db, claim.next);
+      for (const delivery of claim.deliveries) {
+        busy.set(webhookKey(delivery), (busy.get(webhookKey(delivery)) ?? 0) + 1);
+        const sent: Promise<void> = send(delivery).finally(() => sending.delete(sent));
+        sending.add(sent);
+      }
+      // Every slot taken, or the scan of groups has reached their end: wait for a send to end,
+      // which frees a slot (and maybe its webhook's share). Nothing sent and nothing found: done.
+      if (sending.size >= options.batchSize || (claim.next === null && sending.size > 0)) await Promise.race(sending);
+      else if (claim.next === null) break;
+    }
+  } finally {
+    await Promise.all(sending);
   }
+  if (settleError !== null) throw settleError;
   return run;
 }

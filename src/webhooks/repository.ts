@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { claimRows } from '../db/dialect.js';
+import { claimClause } from '../db/dialect.js';
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../db/tables.js';
 import { pushTo } from '../core/maps.js';
 
@@ -14,6 +14,7 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 export interface ClaimedDelivery {
   shop_id: number;
   id: number;
+  webhook_id: number;
   event_id: string;
   topic: string;
   payload: string;
@@ -26,26 +27,121 @@ export interface ClaimedDelivery {
 // Partial indexes are used only when the query names the same literal (SQLite).
 const PENDING = sql.lit('pending');
 
+/** One webhook's deliveries of one topic: the job serves the groups with due deliveries in turn. */
+export interface DeliveryGroup {
+  shop_id: number;
+  webhook_id: number;
+  topic: string;
+}
+
+/** What one claim may take. */
+export interface ClaimLimits {
+  /** Deliveries claimed at most. */
+  limit: number;
+  /** Deliveries of one webhook in flight at once at most, those already in flight included. */
+  perWebhook: number;
+  /** Deliveries in flight per webhook (webhookKey), already claimed by this worker. */
+  busy: ReadonlyMap<string, number>;
+  /** The last group of the previous claim's scan, when that scan stopped short of the end; null: from the start. */
+  after: DeliveryGroup | null;
+}
+
+export interface Claim {
+  deliveries: ClaimedDelivery[];
+  /** Where the next claim's scan of groups begins (`after`). */
+  next: DeliveryGroup | null;
+}
+
+/** Groups with pending deliveries looked at by one claim, at most. */
+const GROUPS_PER_CLAIM = 100;
+
+export const webhookKey = (d: { shop_id: number; webhook_id: number }): string => `${d.shop_id}:${d.webhook_id}`;
+
+/** A due delivery of the claim's group number `n`, as read. */
+type ClaimRow = Omit<ClaimedDelivery, 'attempt'> & { n: number; attempt_count: number; next_attempt_at: number };
+
 /**
- * Claims up to `limit` due deliveries, oldest due first: each is leased until `leaseUntil`
- * (its next_attempt_at moves there) and its attempt is counted, so no other worker sends it
- * meanwhile and a worker that dies mid-send only delays it. Deliveries of deleted webhooks
- * are gone (ON DELETE CASCADE); the join also reads the webhook's current url and secret.
+ * Up to GROUPS_PER_CLAIM groups with pending deliveries (due or not) after `after`, in key
+ * order, found by a loose scan of webhook_deliveries_pending_groups: one index probe per group,
+ * so a group of 10,000 deliveries costs what a group of one does.
  */
-export async function claimDueDeliveries(trx: DB, now: number, limit: number, leaseUntil: number): Promise<ClaimedDelivery[]> {
-  const query = trx
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhooks as w', (join) => join.onRef('w.shop_id', '=', 'd.shop_id').onRef('w.id', '=', 'd.webhook_id'))
-    .select(['d.shop_id', 'd.id', 'd.event_id', 'd.topic', 'd.payload', 'd.attempt_count', 'w.url', 'w.secret'])
-    .where('d.status', '=', PENDING as never)
-    .where('d.next_attempt_at', '<=', now)
-    .orderBy('d.next_attempt_at')
-    .orderBy('d.shop_id')
-    .orderBy('d.id')
-    .limit(limit);
-  const rows = await claimRows(trx, query, 'd').execute();
+async function pendingGroups(db: DB, after: DeliveryGroup | null): Promise<DeliveryGroup[]> {
+  const from = after ?? { shop_id: 0, webhook_id: 0, topic: '' };
+  const { rows } = await sql<DeliveryGroup>`
+    with recursive g(shop_id, webhook_id, topic, n) as (
+      select f.shop_id, f.webhook_id, f.topic, 1 from (
+        select shop_id, webhook_id, topic from webhook_deliveries
+        where status = 'pending' and (shop_id, webhook_id, topic) > (${from.shop_id}, ${from.webhook_id}, ${from.topic})
+        order by shop_id, webhook_id, topic limit 1) f
+      union all
+      select d.shop_id, d.webhook_id, d.topic, g.n + 1 from g
+      join webhook_deliveries d on (d.shop_id, d.id) = (
+        select x.shop_id, x.id from webhook_deliveries x
+        where x.status = 'pending' and (x.shop_id, x.webhook_id, x.topic) > (g.shop_id, g.webhook_id, g.topic)
+        order by x.shop_id, x.webhook_id, x.topic limit 1)
+      where g.n < ${GROUPS_PER_CLAIM}
+    )
+    select shop_id, webhook_id, topic from g`.execute(db);
+  return rows.map((row) => ({ shop_id: Number(row.shop_id), webhook_id: Number(row.webhook_id), topic: row.topic }));
+}
+
+/** The oldest due deliveries of each group, at most `perGroup` of each, locked (PostgreSQL: rows another worker holds are skipped). */
+async function dueOfGroups(trx: DB, now: number, groups: readonly DeliveryGroup[], perGroup: number): Promise<ClaimRow[]> {
+  if (groups.length === 0) return [];
+  const values = sql.join(groups.map((g, n) => sql`(${n}, cast(${g.shop_id} as bigint), cast(${g.webhook_id} as bigint), cast(${g.topic} as text))`));
+  const { rows } = await sql<ClaimRow>`
+    with g(n, shop_id, webhook_id, topic) as (values ${values})
+    select g.n, d.shop_id, d.id, d.webhook_id, d.event_id, d.topic, d.payload, d.attempt_count, d.next_attempt_at, w.url, w.secret
+    from g
+    join webhook_deliveries d on d.shop_id = g.shop_id and d.id in (
+      select x.id from webhook_deliveries x
+      where x.shop_id = g.shop_id and x.webhook_id = g.webhook_id and x.topic = g.topic and x.status = 'pending' and x.next_attempt_at <= ${now}
+      order by x.next_attempt_at, x.id limit ${perGroup})
+    join webhooks w on w.shop_id = d.shop_id and w.id = d.webhook_id
+    where d.status = 'pending' and d.next_attempt_at <= ${now}
+    ${claimClause(trx, 'd')}`.execute(trx);
+  return rows;
+}
+
+/**
+ * Takes deliveries in turns across groups: every group's oldest first, then every group's
+ * second, and so on (oldest due first within a turn), within the limits.
+ */
+function takeInTurns(rows: readonly ClaimRow[], limits: ClaimLimits): ClaimRow[] {
+  const turn = new Map<ClaimRow, number>();
+  const byGroup = new Map<number, ClaimRow[]>();
+  for (const row of rows) pushTo(byGroup, Number(row.n), row);
+  for (const group of byGroup.values()) {
+    group.sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.id) - Number(b.id));
+    group.forEach((row, i) => turn.set(row, i));
+  }
+  const ordered = [...rows].sort((a, b) => turn.get(a)! - turn.get(b)! || Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.n) - Number(b.n));
+  const perWebhook = new Map(limits.busy);
+  const taken: ClaimRow[] = [];
+  for (const row of ordered) {
+    if (taken.length >= limits.limit) break;
+    const key = webhookKey({ shop_id: Number(row.shop_id), webhook_id: Number(row.webhook_id) });
+    const inFlight = perWebhook.get(key) ?? 0;
+    if (inFlight >= limits.perWebhook) continue;
+    perWebhook.set(key, inFlight + 1);
+    taken.push(row);
+  }
+  return taken;
+}
+
+/**
+ * Claims due deliveries, serving webhooks and topics in turns (takeInTurns), so that one
+ * webhook's or topic's backlog never holds up the others' deliveries. Each claimed delivery is
+ * leased until `leaseUntil` (its next_attempt_at moves there) and its attempt is counted, so no
+ * other worker sends it meanwhile and a worker that dies mid-send only delays it. Deliveries
+ * of deleted webhooks are gone (ON DELETE CASCADE); the join also reads the webhook's current
+ * url and secret.
+ */
+export async function claimDueDeliveries(trx: DB, now: number, leaseUntil: number, limits: ClaimLimits): Promise<Claim> {
+  const groups = await pendingGroups(trx, limits.after);
+  const taken = takeInTurns(await dueOfGroups(trx, now, groups, limits.perWebhook), limits);
   const byShop = new Map<number, number[]>();
-  for (const row of rows) pushTo(byShop, Number(row.shop_id), Number(row.id));
+  for (const row of taken) pushTo(byShop, Number(row.shop_id), Number(row.id));
   for (const [shopId, ids] of byShop) {
     await trx
       .updateTable('webhook_deliveries')
@@ -54,16 +150,21 @@ export async function claimDueDeliveries(trx: DB, now: number, limit: number, le
       .where('id', 'in', ids)
       .execute();
   }
-  return rows.map((row) => ({
-    shop_id: Number(row.shop_id),
-    id: Number(row.id),
-    event_id: row.event_id,
-    topic: row.topic,
-    payload: row.payload,
-    attempt: Number(row.attempt_count) + 1,
-    url: row.url,
-    secret: row.secret,
-  }));
+  return {
+    deliveries: taken.map((row) => ({
+      shop_id: Number(row.shop_id),
+      id: Number(row.id),
+      webhook_id: Number(row.webhook_id),
+      event_id: row.event_id,
+      topic: row.topic,
+      payload: row.payload,
+      attempt: Number(row.attempt_count) + 1,
+      url: row.url,
+      secret: row.secret,
+    })),
+    // A scan that stopped short of the end goes on from its last group next time.
+    next: groups.length === GROUPS_PER_CLAIM ? groups[groups.length - 1]! : null,
+  };
 }
 
 export interface Settlement {
