@@ -8,8 +8,10 @@ import { fileURLToPath, URL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 
 const main = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
-const target = fileURLToPath(new URL('../src/schema.ts', import.meta.url));
 const check = process.argv.includes('--check');
+// --schema FILE: another file than src/schema.ts (the drift check's own test).
+const at = process.argv.indexOf('--schema');
+const target = at > 0 ? process.argv[at + 1] : fileURLToPath(new URL('../src/schema.ts', import.meta.url));
 
 if (!fs.existsSync(main)) {
   process.stderr.write(`${main} is missing: build the server first (npm run build at the root)\n`);
