@@ -82,6 +82,34 @@ describe(`the typed client's retries (${TEST_DIALECT})`, () => {
     const events = (await t.request('GET', `${API}/customers/501/points_events`)).json();
     expect(events.data).toHaveLength(1);
   });
+
+  it('waits for its own earlier attempt on a 409 idempotency_key_in_use, and not for another request\'s', async () => {
+    const inUse = () =>
+      new Response(JSON.stringify({ error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'Still running', request_id: 'req_fake' } }), { status: 409 });
+    const keys: (string | null)[] = [];
+    let calls = 0;
+    const client = createLoyaltyClient({
+      baseUrl,
+      token: t.token,
+      sleep: async () => {},
+      fetch: async (input, init) => {
+        keys.push(new Headers(init.headers).get('idempotency-key'));
+        calls++;
+        if (calls === 1) throw new TypeError('fetch failed');
+        return calls === 2 ? inUse() : fetch(input, init);
+      },
+    });
+    const event = await client.POST(`${API}/points_events`, { body: { customer_identifier: '501', source: 'manual', points_amount: 5 } });
+    expect(event.data.points_amount).toBe(5);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+
+    const other = createLoyaltyClient({ baseUrl, token: t.token, sleep: async () => {}, fetch: async () => (calls++, inUse()) });
+    calls = 0;
+    const body = { customer_identifier: '501', source: 'manual' as const, points_amount: 5 };
+    await expect(other.POST(`${API}/points_events`, { body, headers: { 'Idempotency-Key': 'mine' } })).rejects.toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
+    expect(calls).toBe(1);
+  });
 });
 
 describe(`the typed client's backoff (${TEST_DIALECT})`, () => {
