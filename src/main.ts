@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { CliError } from './cli/context.js';
 import { registerDemoCommand } from './cli/demo.js';
 import { registerImportCommand } from './cli/import.js';
+import { registerOpenApiCommand } from './cli/openapi.js';
 import { registerServeCommands } from './cli/serve.js';
 import { registerShopCommands } from './cli/shops.js';
 import { registerVerifyCommand } from './cli/verify.js';
@@ -19,6 +20,7 @@ registerShopCommands(program);
 registerImportCommand(program);
 registerDemoCommand(program);
 registerVerifyCommand(program);
+registerOpenApiCommand(program);
 
 try {
   await program.parseAsync(process.argv);

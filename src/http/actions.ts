@@ -5,13 +5,13 @@ import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
 import { notFound, type ErrorCode } from '../errors.js';
 import { runWrite } from './idempotency.js';
-import { DataEnvelope, errorResponses, notFoundError, type ErrorDoc } from './schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, PathId, type ErrorDoc } from './schemas.js';
 
 // Actions on one record: `POST /{things}/{id}/{verb}` (use, void, complete, cancel). They take
 // no fields (the body may be left out), run in one transaction with Idempotency-Key, and answer
 // 200 with the record as it is after the action.
 
-const NoBody = Type.Object({}, { title: 'NoFields', additionalProperties: false, description: 'No fields; the body may be left out' });
+export const NoBody = Type.Object({}, { title: 'NoFields', additionalProperties: false, description: 'No fields; the body may be left out' });
 
 /** A route's hook: a body left out reads as {} (it runs after the app's hooks). */
 export const optionalBody = async (request: FastifyRequest) => {
@@ -42,7 +42,7 @@ const conflictError = ({ name, description }: Action['conflict']): ErrorDoc => (
 
 export function registerAction(server: FastifyInstance, action: Action): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
-  const IdParams = Type.Object({ id: Type.String({ description: `The ${action.singular}'s id`, examples: ['31'] }) });
+  const IdParams = Type.Object({ id: PathId(`The ${action.singular}'s id`, 31) });
   app.post(
     action.path,
     {

@@ -11,6 +11,7 @@ import { errorResponseDoc, pascal } from './schemas.js';
 interface Operation {
   parameters?: Json[];
   requestBody?: Json;
+  'x-optional-body'?: boolean;
   responses?: Record<string, Json>;
 }
 
@@ -94,7 +95,7 @@ function sharedParameters(lists: Json[][]): Map<string, { name: string; paramete
 /** What may differ between the uses of one titled schema: what each use requires, and its examples. */
 const OWN_KEYS = ['required', 'minProperties', 'examples', 'description'];
 
-/** Every schema with a `title` in paths, by title. */
+/** Every schema with a `title` in paths (bodies, responses and parameters), by title. */
 function titledSchemas(paths: Record<string, PathItem>): Map<string, Json[]> {
   const found = new Map<string, Json[]>();
   const walk = (value: unknown): void => {
@@ -105,6 +106,7 @@ function titledSchemas(paths: Record<string, PathItem>): Map<string, Json[]> {
   };
   for (const item of Object.values(paths)) {
     for (const op of Object.values(item) as Operation[]) {
+      walk(op.parameters);
       walk(op.requestBody);
       Object.values(op.responses ?? {}).forEach((r) => walk(r.content));
     }
@@ -228,10 +230,11 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
     isObject(content) ? Object.fromEntries(Object.entries(content).map(([type, m]) => [type, { ...(m as Json), schema: referSchema((m as Json).schema) }])) : content;
 
   // @fastify/swagger repeats a body schema's description on the request body; the schema says it.
-  const referBody = ({ description, ...body }: Json): Json => {
+  // A body the route reads as {} when left out is not required (`required: false` is the default).
+  const referBody = ({ description, required, ...body }: Json, optional: boolean): Json => {
     const schemas = isObject(body.content) ? Object.values(body.content).map((m) => (m as Json).schema) : [];
     const repeated = schemas.length > 0 && schemas.every((schema) => isObject(schema) && schema.description === description);
-    return { ...body, ...(description === undefined || repeated ? {} : { description }), content: referContent(body.content) };
+    return { ...(optional ? {} : { required }), ...body, ...(description === undefined || repeated ? {} : { description }), content: referContent(body.content) };
   };
 
   const referResponse = (status: string, inline: Json): Json => {
@@ -249,9 +252,9 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
     Object.entries(doc.paths ?? {}).map(([path, item]) => {
       const out: PathItem = {} as PathItem;
       for (const [method, op] of Object.entries(item) as [string, Operation][]) {
-        const o: Operation = { ...op };
-        if (op.parameters) o.parameters = op.parameters.map(tidyParameter);
-        if (isObject(op.requestBody)) o.requestBody = referBody(op.requestBody);
+        const { 'x-optional-body': optional, ...o }: Operation = { ...op };
+        if (op.parameters) o.parameters = op.parameters.map((p) => tidyParameter({ ...p, schema: referSchema(p.schema) }));
+        if (isObject(op.requestBody)) o.requestBody = referBody(op.requestBody, optional === true);
         if (op.responses) o.responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, referResponse(status, r)]));
         out[method] = o;
       }

@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { MAX_REMOTE_ID } from '../core/ids.js';
 import { ERROR_CODES, errorStatus, errorType, type ErrorCode } from '../errors.js';
 
 // Shapes shared by many routes. Every route declares its responses with these, so the
@@ -71,6 +72,14 @@ export const ErrorResponse = Type.Object(
 export function DataEnvelope<T extends TSchema>(schema: T) {
   return Type.Object({ data: schema });
 }
+
+/**
+ * A record's id in a path: documented as the positive integer it is, so that a record's `id`
+ * type-checks as one in a generated client. The route receives the text and parses it (core/ids.ts):
+ * text that is no id answers 404, as an unknown id does.
+ */
+export const PathId = (description: string, example: number) =>
+  Type.Unsafe<string>({ type: 'integer', minimum: 1, maximum: MAX_REMOTE_ID, title: 'Id', description, examples: [example] });
 
 /** `VIP tier` → `VIPTier`, `points event` → `PointsEvent`: a name in the OpenAPI document. */
 export const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');

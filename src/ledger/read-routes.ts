@@ -8,7 +8,7 @@ import { shopRowCount } from '../db/counts.js';
 import { notFound } from '../errors.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { queryParams } from '../http/query.js';
-import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { eventJson } from './event-json.js';
 import { eventsQuery, findEvent, orderExists, type EventRow } from './events-repository.js';
 import { EVENT_FILTERS, parseEventFilters } from './filters.js';
@@ -19,7 +19,7 @@ const TAGS = ['Points events'];
 /** Offset-mode sort fields (each has an index on (shop_id, column, id)). */
 const SORTABLE = { applied_at: 'points_events.applied_at' } as const;
 
-const IdParams = Type.Object({ id: Type.String({ description: 'The points event\'s id', examples: ['4812'] }) });
+const IdParams = Type.Object({ id: PathId('The points event\'s id', 4812) });
 
 
 const listSpec = {
@@ -86,7 +86,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     },
   });
 
-  const OrderParams = Type.Object({ remote_id: Type.String({ description: 'The order\'s remote_id', examples: ['5531'] }) });
+  const OrderParams = Type.Object({ remote_id: PathId('The order\'s remote_id', 5531) });
   app.get(
     '/orders/:remote_id/points_events',
     {

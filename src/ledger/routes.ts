@@ -5,7 +5,7 @@ import type { DB } from '../db/tables.js';
 import { AppError, notFound } from '../errors.js';
 import { optionalBody } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
-import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { isJsonObject, type FieldError } from '../core/validation.js';
 import { attachedErrors } from '../http/validation.js';
 import { getShop, type Shop } from '../shops/repository.js';
@@ -113,7 +113,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
     },
   );
 
-  const ReverseParams = Type.Object({ id: Type.String({ description: 'The id of the points event to reverse', examples: ['4812'] }) });
+  const ReverseParams = Type.Object({ id: PathId('The id of the points event to reverse', 4812) });
   app.post(
     '/points_events/:id/reverse',
     {

@@ -8,7 +8,7 @@ import { AppError, notFound, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { assertParams, queryParams, readParams } from '../http/query.js';
-import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
 import { cursorRecords, findRecord, selectRecords } from './repository.js';
 import { derive, recordsJson, type Resource, type Row } from './resource.js';
@@ -42,7 +42,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
     const d = derive(r);
     const plural = r.plural;
     const tags = [r.tag];
-    const IdParams = Type.Object({ [r.id]: Type.String({ description: `The ${r.singular}'s ${r.id}`, examples: ['42'] }) });
+    const IdParams = Type.Object({ [r.id]: PathId(`The ${r.singular}'s ${r.id}`, 42) });
     const json = (db: DB, shopId: number, rows: Row[]) => recordsJson(db, shopId, r, rows, app.clock());
     const filterSchemas = Object.fromEntries(Object.entries(r.filters ?? {}).map(([name, f]) => [name, Type.Optional(f.schema)]));
 
@@ -105,7 +105,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       // GET also takes an e-mail, PUT does not: it creates under the remote_id.
       const param = lookup?.param ?? r.id;
       const PutParams = lookup
-        ? Type.Object({ [param]: Type.String({ description: `The ${r.singular}'s remote_id (not an e-mail address)`, examples: ['7012345678'] }) })
+        ? Type.Object({ [param]: PathId(`The ${r.singular}'s remote_id (not an e-mail address)`, 7012345678) })
         : IdParams;
       app.put(
         `/${r.path}/:${param}`,

@@ -10,15 +10,15 @@ import { registerAction } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { queryParams } from '../http/query.js';
-import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { redemptionJson, redemptionsQuery, type RedemptionRow } from './repository.js';
 import { CodePool, CodesInput, MAX_CODES_PER_REQUEST, Redemption, RedemptionInput } from './schemas.js';
 import { addCodes, codePool, redeem, useRedemption, voidRedemption } from './service.js';
 
 const TAGS = ['Redemptions'];
 
-const IdParams = Type.Object({ id: Type.String({ description: 'The redemption\'s id', examples: ['31'] }) });
-const RewardParams = Type.Object({ id: Type.String({ description: 'The reward\'s id', examples: ['12'] }) });
+const IdParams = Type.Object({ id: PathId('The redemption\'s id', 31) });
+const RewardParams = Type.Object({ id: PathId('The reward\'s id', 12) });
 
 const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
 

@@ -4,9 +4,10 @@ import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
+import { NoBody, optionalBody } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
-import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { findRecord } from '../records/repository.js';
 import { webhooks } from '../records/resources/webhooks.js';
 import { attemptsOf, deliveriesQuery, requeueDelivery, type DeliveryRow } from './repository.js';
@@ -17,10 +18,10 @@ import { deliveryJson, WebhookDelivery } from './schemas.js';
 
 const TAGS = ['Webhooks'];
 
-const WebhookParams = Type.Object({ id: Type.String({ description: 'The webhook\'s id', examples: ['42'] }) });
+const WebhookParams = Type.Object({ id: PathId('The webhook\'s id', 42) });
 const DeliveryParams = Type.Object({
-  id: Type.String({ description: 'The webhook\'s id', examples: ['42'] }),
-  delivery_id: Type.String({ description: 'The delivery\'s id', examples: ['981'] }),
+  id: PathId('The webhook\'s id', 42),
+  delivery_id: PathId('The delivery\'s id', 981),
 });
 
 /** The webhook's id when it names one of the shop's webhooks; else a 404. */
@@ -64,11 +65,13 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
   app.post(
     '/webhooks/:id/deliveries/:delivery_id/retry',
     {
+      preValidation: optionalBody,
       schema: {
         tags: TAGS,
         summary: 'Retry a delivery',
         description: 'Queues the delivery to be sent again now, whatever its status (a failed one gets one more attempt; a delivered one is sent again). Answers 202.',
         params: DeliveryParams,
+        body: NoBody,
         response: { 202: DataEnvelope(WebhookDelivery), ...errorResponses('write', { 404: notFoundError('webhook or delivery') }) },
       },
     },

@@ -214,6 +214,26 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
     }
   });
 
+  it('says what the server accepts: integer path ids, optional empty bodies, the bare token as a second scheme', () => {
+    const ids = operations(doc).flatMap(({ where, item, op }) =>
+      parametersOf(doc, item, op)
+        .filter((param) => param.in === 'path' && param.name !== 'customer_identifier')
+        .map((param) => ({ where, schema: resolve(doc, (param as { schema?: Json }).schema ?? {}) })),
+    );
+    expect(ids.length).toBeGreaterThan(20);
+    for (const { where, schema } of ids) expect(schema, where).toMatchObject({ type: 'integer', minimum: 1 });
+    const bodyOf = (where: string) => operations(doc).find((o) => o.where === where)!.op as Operation & { requestBody?: { required?: boolean } };
+    const optional = ['redemptions/{id}/use', 'redemptions/{id}/void', 'referrals/{id}/complete', 'referrals/{id}/cancel', 'points_events/{id}/reverse', 'webhooks/{id}/deliveries/{delivery_id}/retry'];
+    for (const p of optional) {
+      expect(bodyOf(`POST ${API}/${p}`).requestBody, p).toBeDefined();
+      expect(bodyOf(`POST ${API}/${p}`).requestBody!.required, p).toBeUndefined();
+    }
+    expect(bodyOf(`POST ${API}/points_events`).requestBody!.required).toBe(true);
+    const security = (doc as unknown as { security: unknown; components: { securitySchemes: Record<string, Json> } });
+    expect(security.security).toEqual([{ bearerAuth: [] }, { tokenAuth: [] }]);
+    expect(security.components.securitySchemes.tokenAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+  });
+
   it('documents the headers responses carry: X-Request-Id, RateLimit-* once authenticated, Idempotent-Replayed on write successes', () => {
     for (const { where, path: p, op } of operations(doc)) {
       for (const [status, ref] of Object.entries(op.responses)) {
