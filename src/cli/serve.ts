@@ -1,11 +1,13 @@
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config } from '../config.js';
-import { connect } from '../db/connect.js';
-import { migrateToLatest } from '../db/migrator.js';
+import { connect, parseDatabaseUrl } from '../db/connect.js';
+import { allMigrations, migrateToLatest, pendingMigrations } from '../db/migrator.js';
 import { countShops, createShop, createToken } from '../shops/repository.js';
-import { withDatabase } from './context.js';
+import type { DB } from '../db/tables.js';
+import { output } from './context.js';
 
 /** On an empty database, a demo shop and a token, so the first curl works. */
 async function bootstrap(app: FastifyInstance, config: Config): Promise<string | null> {
@@ -73,6 +75,26 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+/** Runs fn on the database of `url`, as it is (no migration), and closes it. */
+async function opened<T>(url: string, fn: (db: DB) => Promise<T>): Promise<T> {
+  const database = connect(url);
+  try {
+    return await fn(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+/** `loyalty migrate --dry-run`: what `migrate` would apply; it writes nothing, nor creates a database file. */
+async function listPendingMigrations(json: boolean): Promise<void> {
+  const { databaseUrl } = loadConfig();
+  const { dialect, location } = parseDatabaseUrl(databaseUrl);
+  let pending: string[];
+  if (dialect === 'sqlite' && !fs.existsSync(location)) pending = allMigrations();
+  else pending = await opened(databaseUrl, pendingMigrations);
+  output(json, { pending }, () => (pending.length === 0 ? 'Database is up to date: no pending migrations.' : [`${pending.length} pending migration(s), applied in this order by loyalty migrate or loyalty serve:`, ...pending.map((name) => `  ${name}`)].join('\n')));
+}
+
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
@@ -82,9 +104,11 @@ export function registerServeCommands(program: Command): void {
   program
     .command('migrate')
     .description('Bring the database schema up to date')
-    .action(async () => {
-      await withDatabase(async () => {
-        process.stdout.write('Database is up to date.\n');
-      });
+    .option('--dry-run', 'list the pending migrations and apply none')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { dryRun?: boolean; json?: boolean }) => {
+      if (options.dryRun) return listPendingMigrations(options.json === true);
+      const applied = await opened(loadConfig().databaseUrl, migrateToLatest);
+      output(options.json === true, { applied }, () => (applied.length === 0 ? 'Database is up to date.' : `Applied ${applied.join(', ')}. Database is up to date.`));
     });
 }
