@@ -30,11 +30,12 @@ export async function servePrimary(config: Config): Promise<void> {
   const listened = new WeakSet<Worker>();
   let stopping = false;
   let failed = false;
-  const fork = () => cluster.fork();
   const stopAll = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ reason, workers: Object.keys(cluster.workers ?? {}).length }, 'shutting down: stopping every worker');
+    const running = Object.keys(cluster.workers ?? {}).length;
+    log.info({ reason, workers: running }, 'shutting down: stopping every worker');
+    if (running === 0) process.exit(failed ? 1 : 0);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
     // The workers' own timeout ends them first; this one covers a worker that hangs anyway.
     setTimeout(() => {
@@ -52,8 +53,8 @@ export async function servePrimary(config: Config): Promise<void> {
     listened.add(worker);
   });
   cluster.on('exit', (worker, code, signal) => {
-    if (code !== 0) failed = true;
     if (stopping) {
+      if (code !== 0) failed = true;
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
       return;
     }
@@ -62,16 +63,18 @@ export async function servePrimary(config: Config): Promise<void> {
     // One killed (by the OOM killer, an operator) is replaced like any other.
     if (!listened.has(worker) && signal === null) {
       log.error({ pid: worker.process.pid, code }, 'a worker failed before it listened; stopping');
+      failed = true;
       return stopAll('a worker failed to start');
     }
     log.error({ pid: worker.process.pid, code, signal }, 'a worker exited; starting another');
-    setTimeout(() => stopping || fork(), RESTART_DELAY_MS).unref();
+    // Not unref'd: with every worker gone, this timer is what keeps the primary alive.
+    setTimeout(() => stopping || cluster.fork(), RESTART_DELAY_MS);
   });
   answerMetricsRequests();
 
   process.on('SIGTERM', () => stopAll('SIGTERM'));
   process.on('SIGINT', () => stopAll('SIGINT'));
-  for (let i = 0; i < config.workers; i++) fork();
+  for (let i = 0; i < config.workers; i++) cluster.fork();
   log.info({ workers: config.workers, port: config.port }, 'serving with workers');
   if (config.rateLimit.redisUrl === null) log.warn({ workers: config.workers }, 'each worker counts RATE_LIMIT_MAX on its own: set REDIS_URL to share one count per shop');
 }
