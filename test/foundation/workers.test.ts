@@ -95,6 +95,9 @@ describe(`loyalty serve --workers (${TEST_DIALECT})`, () => {
     await until('two workers listen', () => listening(clustered) === 2);
     const [victim] = childrenOf(clustered.child.pid!);
     process.kill(victim!, 'SIGKILL');
+    // A connection handed to the worker as it is killed is lost with it; once the primary has
+    // seen it exit, the other worker takes every connection while the replacement starts.
+    await until('the primary reaps the killed worker', () => !childrenOf(clustered.child.pid!).includes(victim!));
     const shop = await fetch(`${clustered.url}${API}/shop`, { headers: { authorization: `Bearer ${token}`, connection: 'close' } });
     expect(shop.status).toBe(200);
     await until('a new worker replaces it', () => {
