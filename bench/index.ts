@@ -4,10 +4,11 @@ import { lists } from './lists.js';
 import { orders } from './orders.js';
 import { overload } from './overload.js';
 import { redemptions } from './redemptions.js';
+import { workers } from './workers.js';
 
 import type { Benchmark } from './lib/benchmark.js';
 
 export type { Benchmark };
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions };
+export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions, workers };

@@ -1,5 +1,7 @@
 // The only reader of process.env. Everything else receives a frozen Config.
 
+import os from 'node:os';
+
 export interface Config {
   readonly databaseUrl: string;
   readonly host: string;
@@ -56,6 +58,8 @@ export interface Config {
   };
   readonly shutdownTimeoutMs: number;
   readonly bootstrap: boolean;
+  /** Processes that serve on the port (node:cluster); 1 serves in this process alone. */
+  readonly workers: number;
 }
 
 export class ConfigError extends Error {}
@@ -89,6 +93,14 @@ function timeouts(env: Env): Config['timeouts'] {
   // Node refuses a headers timeout longer than the request timeout.
   const headersMs = int(env, 'HEADERS_TIMEOUT_MS', Math.min(10_000, requestMs), 100, requestMs);
   return { headersMs, requestMs, keepAliveMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100) };
+}
+
+/** A count of server processes: a whole number from 1 to 64, or `auto` for one per core. */
+export function parseWorkers(raw: string, name = 'WORKERS'): number {
+  const value = raw.trim().toLowerCase();
+  if (value === 'auto') return os.availableParallelism();
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64) throw new ConfigError(`${name} must be a number of processes from 1 to 64, or auto; got "${raw}"`);
+  return Number(value);
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/loyalty.db';
@@ -133,6 +145,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),
+    workers: parseWorkers(str(env, 'WORKERS') ?? '1'),
     ...overrides,
   };
   return Object.freeze(config);

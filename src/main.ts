@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { registerBackupCommands } from './cli/backup.js';
 import { CliError } from './cli/context.js';
 import { registerDemoCommand } from './cli/demo.js';
 import { registerImportCommand } from './cli/import.js';
@@ -21,6 +22,7 @@ registerImportCommand(program);
 registerDemoCommand(program);
 registerVerifyCommand(program);
 registerOpenApiCommand(program);
+registerBackupCommands(program);
 
 try {
   await program.parseAsync(process.argv);

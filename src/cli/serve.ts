@@ -1,25 +1,28 @@
+import cluster from 'node:cluster';
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config } from '../config.js';
-import { connect } from '../db/connect.js';
-import { migrateToLatest } from '../db/migrator.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { loadConfig, parseWorkers, type Config } from '../config.js';
+import { connect, parseDatabaseUrl } from '../db/connect.js';
+import { allMigrations, migrateToLatest, pendingMigrations } from '../db/migrator.js';
+import { systemClock } from '../clock.js';
 import { countShops, createShop, createToken } from '../shops/repository.js';
-import { withDatabase } from './context.js';
+import type { DB } from '../db/tables.js';
+import { output } from './context.js';
 
 /** On an empty database, a demo shop and a token, so the first curl works. */
-async function bootstrap(app: FastifyInstance, config: Config): Promise<string | null> {
-  if (!config.bootstrap || (await countShops(app.db)) > 0) return null;
-  const now = app.clock();
-  const shop = await createShop(app.db, { name: 'Demo shop', points_expiry_days: 365 }, now);
-  const { token } = await createToken(app.db, shop.id, 'bootstrap', now);
-  app.log.info({ shop_id: shop.id }, 'created a demo shop on the empty database');
+export async function bootstrap(db: DB, config: Config, log: Pick<FastifyBaseLogger, 'info'>): Promise<string | null> {
+  if (!config.bootstrap || (await countShops(db)) > 0) return null;
+  const now = systemClock();
+  const shop = await createShop(db, { name: 'Demo shop', points_expiry_days: 365 }, now);
+  const { token } = await createToken(db, shop.id, 'bootstrap', now);
+  log.info({ shop_id: shop.id }, 'created a demo shop on the empty database');
   return token;
 }
 
-function printWelcome(app: FastifyInstance, config: Config, token: string): void {
+export function printWelcome(config: Config, port: number, token: string): void {
   const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  const { port } = app.server.address() as AddressInfo;
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   process.stdout.write(
     [
@@ -38,15 +41,19 @@ function printWelcome(app: FastifyInstance, config: Config, token: string): void
   );
 }
 
-export async function serve(config: Config): Promise<void> {
+/**
+ * Serves in this process: alone (it migrates and bootstraps first), or as a worker of a cluster
+ * whose primary did both before forking it (cli/cluster.ts).
+ */
+async function serveHere(config: Config, worker: boolean): Promise<void> {
   // Loaded here, not at the top, so the administrative commands start quickly.
   const [{ buildApp }, { startJobs }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
   const database = connect(config.databaseUrl, { maxQueueWaitMs: config.loadShedding.maxQueueWaitMs });
-  await migrateToLatest(database.db);
+  if (!worker) await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
-  const token = await bootstrap(app, config);
+  const token = worker ? null : await bootstrap(app.db, config, app.log);
   await app.listen({ host: config.host, port: config.port });
-  if (token !== null) printWelcome(app, config, token);
+  if (token !== null) printWelcome(config, (app.server.address() as AddressInfo).port, token);
   const stopJobs = startJobs(app);
 
   let stopping = false;
@@ -73,18 +80,48 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
+export async function serve(config: Config): Promise<void> {
+  if (config.workers === 1) return serveHere(config, false);
+  if (cluster.isWorker) return serveHere(config, true);
+  const { servePrimary } = await import('./cluster.js');
+  return servePrimary(config);
+}
+
+/** Runs fn on the database of `url`, as it is (no migration), and closes it. */
+async function opened<T>(url: string, fn: (db: DB) => Promise<T>): Promise<T> {
+  const database = connect(url);
+  try {
+    return await fn(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
+/** `loyalty migrate --dry-run`: what `migrate` would apply; it writes nothing, nor creates a database file. */
+async function listPendingMigrations(json: boolean): Promise<void> {
+  const { databaseUrl } = loadConfig();
+  const { dialect, location } = parseDatabaseUrl(databaseUrl);
+  let pending: string[];
+  if (dialect === 'sqlite' && !fs.existsSync(location)) pending = allMigrations();
+  else pending = await opened(databaseUrl, pendingMigrations);
+  output(json, { pending }, () => (pending.length === 0 ? 'Database is up to date: no pending migrations.' : [`${pending.length} pending migration(s), applied in this order by loyalty migrate or loyalty serve:`, ...pending.map((name) => `  ${name}`)].join('\n')));
+}
+
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
     .description('Migrate the database, then serve the API (and run background jobs)')
-    .action(async () => serve(loadConfig()));
+    .option('--workers <n|auto>', 'processes that serve on the port, auto for one per core (default: WORKERS, else 1)')
+    .action(async (options: { workers?: string }) => serve(loadConfig(process.env, options.workers === undefined ? {} : { workers: parseWorkers(options.workers, '--workers') })));
 
   program
     .command('migrate')
     .description('Bring the database schema up to date')
-    .action(async () => {
-      await withDatabase(async () => {
-        process.stdout.write('Database is up to date.\n');
-      });
+    .option('--dry-run', 'list the pending migrations and apply none')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { dryRun?: boolean; json?: boolean }) => {
+      if (options.dryRun) return listPendingMigrations(options.json === true);
+      const applied = await opened(loadConfig().databaseUrl, migrateToLatest);
+      output(options.json === true, { applied }, () => (applied.length === 0 ? 'Database is up to date.' : `Applied ${applied.join(', ')}. Database is up to date.`));
     });
 }

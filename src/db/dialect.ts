@@ -44,8 +44,9 @@ function lockKey(name: string): bigint {
 
 /**
  * Tries to take a named lock until the transaction ends, without waiting. On PostgreSQL it is
- * an advisory lock shared by every process on the database. SQLite is written by one process
- * whose transactions are already serialised, so there it always succeeds.
+ * an advisory lock shared by every process on the database. SQLite write transactions are
+ * already serialised (BEGIN IMMEDIATE: one at a time, across the processes of
+ * `serve --workers` too), so there it always succeeds.
  */
 export async function tryTransactionLock(trx: DB, name: string): Promise<boolean> {
   if (!isPostgres(trx)) return true;

@@ -1,5 +1,46 @@
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The message a worker of `loyalty serve --workers` sends its primary for /metrics, and the reply's type. */
+export const METRICS_REQUEST = 'loyalty:metrics';
+
+export interface MetricsReply {
+  type: typeof METRICS_REQUEST;
+  id: number;
+  text?: string;
+  error?: string;
+}
+
+const PRIMARY_TIMEOUT_MS = 6000;
+
+/**
+ * In a worker of a cluster, /metrics answers for the whole server: the primary gathers every
+ * worker's registry and aggregates them (cli/cluster.ts): counters and histograms summed, each
+ * default process metric by its own rule (prom-client's aggregators).
+ */
+function clusterMetrics(registry: Registry): () => Promise<string> {
+  new AggregatorRegistry(); // in a worker: answers the primary's requests for this process's metrics
+  AggregatorRegistry.setRegistries([registry]);
+  const waiting = new Map<number, (reply: MetricsReply) => void>();
+  let nextId = 0;
+  process.on('message', (message: MetricsReply) => {
+    if (message?.type === METRICS_REQUEST) waiting.get(message.id)?.(message);
+  });
+  return () =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      const timer = setTimeout(() => settle({ type: METRICS_REQUEST, id, error: 'the primary process did not answer' }), PRIMARY_TIMEOUT_MS);
+      const settle = (reply: MetricsReply) => {
+        clearTimeout(timer);
+        waiting.delete(id);
+        if (reply.text !== undefined) resolve(reply.text);
+        else reject(new Error(`metrics of the workers: ${reply.error ?? 'no answer'}`));
+      };
+      waiting.set(id, settle);
+      process.send!({ type: METRICS_REQUEST, id });
+    });
+}
 
 /** Prometheus metrics: requests by route and status, latency histograms, process metrics. */
 export function registerMetrics(app: FastifyInstance): Registry {
@@ -30,9 +71,10 @@ export function registerMetrics(app: FastifyInstance): Registry {
     s.duration.observe(reply.elapsedTime / 1000);
   });
 
+  const metrics = cluster.isWorker ? clusterMetrics(registry) : () => registry.metrics();
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.type(registry.contentType);
-    return registry.metrics();
+    return metrics();
   });
   return registry;
 }
