@@ -37,8 +37,8 @@ export function checkedBody(r: Resource, body: unknown, schemaErrors: readonly F
   throw validationError(checked.errors.length > 0 ? checked.errors : [{ param: 'body', code: 'invalid_type', message: 'the request body must be an object' }]);
 }
 
-/** A bad path ID or a missing record: the body's own errors, when it has any, are told first. */
-export function refuse(checked: CheckedBody, error: AppError): AppError {
+/** A missing record: the body's own errors, when it has any, are told first. */
+function refuse(checked: CheckedBody, error: AppError): AppError {
   return checked.errors.length > 0 ? validationError(checked.errors) : error;
 }
 
