@@ -118,7 +118,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
       return row;
     }),
   );
-  await addPendingPoints(trx, shopId, pendingDelta);
+  await addPendingPoints(trx, shopId, pendingDelta, now);
   await completeReferralsOf(trx, shopId, [...paidBy.values()], now);
   return postings.length;
 }
@@ -148,10 +148,10 @@ async function dateClawbacks(trx: DB, shopId: number, postings: readonly Posting
 }
 
 /** Changes the customers' pending points (after any posting of the same transaction). */
-export async function addPendingPoints(trx: DB, shopId: number, deltas: ReadonlyMap<number, number>): Promise<void> {
+export async function addPendingPoints(trx: DB, shopId: number, deltas: ReadonlyMap<number, number>, now: number): Promise<void> {
   for (const [remoteId, delta] of deltas) {
     if (delta === 0) continue;
-    await sql`update customers set points_pending = points_pending + ${delta} where shop_id = ${shopId} and remote_id = ${remoteId}`.execute(trx);
+    await sql`update customers set points_pending = points_pending + ${delta}, updated_at = ${now} where shop_id = ${shopId} and remote_id = ${remoteId}`.execute(trx);
   }
 }
 

@@ -327,6 +327,8 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
       next_expiry_at: storedNext?.at ?? null,
       next_expiry_points: storedNext?.points ?? 0,
       next_expiry_credits: storedNext?.credits ?? 0,
+      // Every event changes a balance the customer shows (docs/pagination.md, "updated_at").
+      updated_at: now,
     });
   }
   await writeRows(trx, [earnedDays, { update: 'customers', key: ['shop_id', 'remote_id'], rows: stored }]);

@@ -117,10 +117,11 @@ export async function replaceRecord(trx: DB, w: Writer, r: Resource, remoteId: n
   const values = valuesOf(r, checked, 'replace', w.now);
   const prior = await priorState(trx, w.shopId, r.table, [remoteId]);
   const write = () => putRecord(trx, w.shopId, r, remoteId, values, w.now);
-  const { created } = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: remoteId, values }, write });
+  const { created, changed } = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: remoteId, values }, write });
   await recordsWritten(trx, w, r.table, [{ id: remoteId, created, values }], prior);
   const record = await shown(trx, w, r, (await findRecord(trx, w.shopId, r, remoteId))!);
-  await enqueueRecordEvents(trx, w.shopId, r, [{ created, record }], w.now);
+  // A PUT that changes nothing announces nothing.
+  if (changed) await enqueueRecordEvents(trx, w.shopId, r, [{ created, record }], w.now);
   return { created, record };
 }
 
@@ -153,7 +154,8 @@ export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | 
   if (id === null || existing === undefined) throw refuse(body, notFound(r.singular, text));
   const checked = await withCustomer(trx, w.shopId, r, body);
   const values = valuesOf(r, checked, 'patch', w.now);
-  const write = () => updateRecord(trx, w.shopId, r, id, values, w.now);
+  // A PATCH that changes nothing leaves the record, and its updated_at, as they are.
+  const write = async () => (await updateRecord(trx, w.shopId, r, id, values, w.now)) ?? existing;
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: { ...existing, ...values }, candidate: { id, values }, write });
   await recordsWritten(trx, w, r.table, [{ id, created: false, values: row! }]);
   const record = await shown(trx, w, r, row!);

@@ -31,7 +31,8 @@ async function step(db: DB, shopId: number, after: number, now: number): Promise
               where d.shop_id = customers.shop_id and d.customer_remote_id = customers.remote_id and d.day >= ${start})`;
       await trx
         .updateTable('customers')
-        .set({ points_earned_window: earned, tier_window_from: start })
+        // The sum shows as vip_tier_progress.points_earned: updated_at moves only when it changed.
+        .set({ points_earned_window: earned, tier_window_from: start, updated_at: sql<number>`case when points_earned_window <> ${earned} then ${now} else updated_at end` })
         .where('shop_id', '=', shopId)
         .where('remote_id', '>', from)
         .where('remote_id', '<=', last)

@@ -16,6 +16,7 @@ export const customers: Resource = {
   plural: 'customers',
   id: 'remote_id',
   write: 'upsert',
+  updatedAt: 'When a field, a balance or the tier last changed; a write that changes nothing leaves it',
   fields: {
     email: text('E-mail address, unique in the shop (case-insensitive)', 'ada@example.com', 254, { format: 'email', nullable: true, unique: 'ci' }),
     first_name: text('First name', 'Ada', 255, { nullable: true }),
