@@ -95,7 +95,26 @@ export function scrubbed(text: string, person: Person): string | null {
 /** `column LIKE %text%`, case-insensitive, the text's own wildcards escaped. */
 const contains = (column: string, text: string) => sql<boolean>`lower(${sql.ref(column)}) like ${`%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`;
 
-/** Rewrites the stored JSON of `table.column` that may mention the person; the rest is left alone. */
+/** Whether a stored response shows the person's customer record itself: a PUT /customers/{remote_id}'s. */
+function showsPerson(text: string, person: Person): boolean {
+  const data = (JSON.parse(text) as { data?: unknown }).data;
+  return typeof data === 'object' && data !== null && (data as Record<string, unknown>).remote_id === person.remoteId && 'email' in data;
+}
+
+/**
+ * What a replay of a PUT that wrote the person answers once they are erased: neither their data
+ * nor a create, and the request is not run again (it would write them back). Failures are never
+ * stored otherwise; http/idempotency.ts answers this one afresh, as a 404.
+ */
+const withdrawn = (person: Person) => ({
+  status_code: 404,
+  response_body: JSON.stringify({ error: { code: 'not_found', message: `Customer ${person.remoteId} was erased after this request; its response is no longer kept` } }),
+});
+
+/**
+ * Rewrites the stored JSON of `table.column` that may mention the person; the rest is left
+ * alone. A stored response that shows the customer record itself is withdrawn.
+ */
 async function scrubStored(trx: DB, shopId: number, person: Person, table: 'idempotency_keys' | 'webhook_deliveries', key: 'key' | 'id', column: 'response_body' | 'payload'): Promise<void> {
   const candidates: { key: string | number; text: string }[] = await untyped(trx)
     .selectFrom(table)
@@ -104,6 +123,10 @@ async function scrubStored(trx: DB, shopId: number, person: Person, table: 'idem
     .where((eb) => eb.or([contains(column, `remote_id":${person.remoteId}`), ...(person.email === null ? [] : [contains(column, person.email)])]))
     .execute();
   for (const candidate of candidates) {
+    if (table === 'idempotency_keys' && showsPerson(candidate.text, person)) {
+      await trx.updateTable('idempotency_keys').set(withdrawn(person)).where('shop_id', '=', shopId).where('key', '=', String(candidate.key)).execute();
+      continue;
+    }
     const text = scrubbed(candidate.text, person);
     if (text !== null) await untyped(trx).updateTable(table).set({ [column]: text }).where('shop_id', '=', shopId).where(key, '=', candidate.key).execute();
   }
@@ -147,6 +170,15 @@ export async function redactCustomer(trx: DB, shopId: number, identifier: string
   await rekey('points_events', 'customer_remote_id', { internal_note: null, external_note: null });
   for (const table of ['points_lots', 'customer_earned_days', 'redemptions', 'vip_tier_changes', 'subscription_contracts', 'orders']) await rekey(table, 'customer_remote_id');
   await rekey('orders', 'points_customer_remote_id');
+  // Their pending referrals, as referrer or as the friend, can no longer complete: paying an
+  // anonymous customer, or for a friend who asked to be forgotten, is nobody's intent.
+  await trx
+    .updateTable('referrals')
+    .set({ status: 'cancelled', cancelled_at: now, updated_at: now })
+    .where('shop_id', '=', shopId)
+    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('referrer_remote_id', '=', remoteId), ...(person.emailKey === null ? [] : [eb('referred_email_key', '=', person.emailKey)])]))
+    .execute();
   await rekey('referrals', 'referrer_remote_id', { referral_code: null });
   await rekey('referrals', 'referred_remote_id');
   // The referrals that invited them, by the e-mail they were invited with.

@@ -119,6 +119,8 @@ export interface OnConflict {
   update: readonly string[];
   /** The columns the new row's value is added to (counters). */
   add?: readonly string[];
+  /** A column (updated_at) set from the new row only when one of `update` changes value. */
+  touch?: string;
 }
 
 /** Rows inserted into one table, all with the same keys in the same order; with `onConflict`, an upsert. */
@@ -197,6 +199,11 @@ function upsertOf(table: string, conflict: OnConflict | undefined): string {
     ...conflict.update.map((c) => `${quote(c)} = excluded.${quote(c)}`),
     ...(conflict.add ?? []).map((c) => `${quote(c)} = ${quote(table)}.${quote(c)} + excluded.${quote(c)}`),
   ];
+  if (conflict.touch !== undefined) {
+    const changed = conflict.update.map((c) => `${quote(table)}.${quote(c)} is distinct from excluded.${quote(c)}`).join(' or ') || 'false';
+    const t = quote(conflict.touch);
+    set.push(`${t} = case when ${changed} then excluded.${t} else ${quote(table)}.${t} end`);
+  }
   return ` on conflict (${conflict.key.map(quote).join(', ')}) do update set ${set.join(', ')}`;
 }
 

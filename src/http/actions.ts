@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
-import { notFound, type ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import { runWrite } from './idempotency.js';
 import { DataEnvelope, errorResponses, notFoundError, PathId, type ErrorDoc } from './schemas.js';
 
@@ -12,11 +12,6 @@ import { DataEnvelope, errorResponses, notFoundError, PathId, type ErrorDoc } fr
 // 200 with the record as it is after the action.
 
 export const NoBody = Type.Object({}, { title: 'NoFields', additionalProperties: false, description: 'No fields; the body may be left out' });
-
-/** A route's hook: a body left out reads as {} (it runs after the app's hooks). */
-export const optionalBody = async (request: FastifyRequest) => {
-  if (request.body === undefined || request.body === null) request.body = {};
-};
 
 export interface Action {
   /** `/redemptions/:id/use` */
@@ -46,7 +41,7 @@ export function registerAction(server: FastifyInstance, action: Action): void {
   app.post(
     action.path,
     {
-      preValidation: optionalBody,
+      config: { optionalBody: true },
       schema: {
         tags: action.tags,
         summary: action.summary,
@@ -62,10 +57,8 @@ export function registerAction(server: FastifyInstance, action: Action): void {
     async (request, reply) => {
       const { id } = request.params;
       return runWrite(request, reply, async (trx) => {
-        // Inside the write, so that a retried key replays the 404 too.
-        const recordId = parseRemoteId(id);
-        if (recordId === null) throw notFound(action.singular, id);
-        const data = await action.run(trx, request.shop.id, recordId, app.clock());
+        // The path's ID is well formed (http/path-ids.ts).
+        const data = await action.run(trx, request.shop.id, parseRemoteId(id)!, app.clock());
         return { status: 200, body: { data } };
       });
     },

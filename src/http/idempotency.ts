@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { transaction, tryTransactionLock } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 
 // One mechanism for every write: the handler's work, and the response it produced, commit in
 // one transaction. A retry with the same Idempotency-Key replays that response byte for byte.
@@ -68,6 +68,12 @@ async function storedOutcome(db: DB, request: FastifyRequest, key: string, now: 
   if (stored === undefined || Number(stored.created_at) <= now - request.server.config.idempotencyTtlHours * 3_600_000) return undefined;
   if (stored.request_hash !== fingerprint(request)) {
     throw new AppError('idempotency_key_mismatch', 'This Idempotency-Key was already used with a different request; use a new key for a new request');
+  }
+  // Only successes are stored: an error here is a response withdrawn since (the customer it
+  // showed was erased, customers/redact.ts), answered afresh with its code and message.
+  if (stored.status_code >= 400) {
+    const { error } = JSON.parse(stored.response_body) as { error: { code: ErrorCode; message: string } };
+    throw new AppError(error.code, error.message);
   }
   return { status: stored.status_code, payload: stored.response_body, replayed: true };
 }

@@ -1,10 +1,14 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The body exactly as received, for idempotency fingerprints. */
     rawBody?: string;
+  }
+  interface FastifyContextConfig {
+    /** The route's body has no fields to require (an action): one left out reads as {}. */
+    optionalBody?: boolean;
   }
 }
 
@@ -35,4 +39,19 @@ export function registerJsonBody(app: FastifyInstance): void {
     }
     done(null, value);
   });
+}
+
+/**
+ * A preValidation hook, after the path's checks: a route that takes a body answers a request
+ * without one (no body, or an empty one) 400 invalid_json, as a malformed one, unless the body
+ * is optional; then none reads as {}.
+ */
+export async function requireBody(request: FastifyRequest): Promise<void> {
+  if (request.routeOptions.schema?.body === undefined) return;
+  if (request.routeOptions.config.optionalBody) {
+    if (request.body === undefined || request.body === null) request.body = {};
+    return;
+  }
+  if (request.body !== undefined) return;
+  throw new AppError('invalid_json', 'The request body is empty; this endpoint expects a JSON object');
 }

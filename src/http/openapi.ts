@@ -2,7 +2,6 @@ import swagger from '@fastify/swagger';
 import apiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Type } from 'typebox';
-import { optionalBody } from './actions.js';
 import { MAX_KEY_LENGTH, takesIdempotencyKey } from './idempotency.js';
 import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders } from './openapi-components.js';
 import { ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
@@ -84,13 +83,13 @@ function responseHeaders(url: string, replayable: boolean, status: string): Reco
  * each success response, the headers every response carries, and Idempotency-Key on writes.
  * It changes the document only, never how requests are validated or responses serialised.
  */
-function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[]; config?: { readOnly?: boolean }; preValidation?: unknown } }) {
+function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[]; config?: { readOnly?: boolean; optionalBody?: boolean } } }) {
   const method = Array.isArray(route.method) ? route.method[0]! : route.method;
   const out: Record<string, unknown> = { ...schema };
   out.operationId ??= operationId(method, url);
   const replayable = takesIdempotencyKey(method, route.config);
   // @fastify/swagger marks every body required; useComponents drops that where a route reads none as {}.
-  if ([route.preValidation].flat().includes(optionalBody)) out['x-optional-body'] = true;
+  if (route.config?.optionalBody === true) out['x-optional-body'] = true;
   if (url.startsWith(API_PREFIX) && replayable && out.headers === undefined) out.headers = IdempotencyHeader;
   if (out.response !== undefined) {
     const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };

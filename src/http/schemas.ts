@@ -106,7 +106,7 @@ const COMMON_ERRORS = {
 } as const satisfies Record<number, ErrorDoc>;
 
 const WRITE_ERRORS = {
-  400: { name: 'BadRequest', description: 'Malformed JSON or a bad Idempotency-Key' },
+  400: { name: 'BadRequest', description: 'Malformed or missing JSON, a bad path ID or Idempotency-Key' },
   409: { name: 'IdempotencyKeyInUse', description: 'A request with this Idempotency-Key is still running' },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit' },
   415: { name: 'UnsupportedMediaType', description: 'The body is not application/json' },
@@ -196,7 +196,7 @@ export const OTHER_ERRORS = {
   response: errorRef('default', {
     name: 'OtherError',
     description:
-      'Any other error: over the rate limit (429; see Retry-After), a request too slow to arrive or with headers too large (408, 431), ' +
+      'Any other error: a bad path ID (400), over the rate limit (429; see Retry-After), a request too slow to arrive or with headers too large (408, 431), ' +
       'a bug on our side (500; no internals are shown), or overloaded or the database unavailable (503; see Retry-After)',
     codes: ['rate_limited', 'request_timeout', 'headers_too_large', 'internal_error', 'unavailable'],
   }),

@@ -23,7 +23,7 @@ export async function earnedSince(db: DB, shopId: number, remoteId: number, day:
  * remote_id `after`, where their stored sum is of another window (the window moved on, or
  * the shop chose another): the stored balance column the tiers are judged by.
  */
-export async function sumEarnedWindows(trx: DB, shopId: number, after: number, limit: number, start: number): Promise<void> {
+export async function sumEarnedWindows(trx: DB, shopId: number, after: number, limit: number, start: number, now: number): Promise<void> {
   const page = await trx.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '>', after).orderBy('remote_id').limit(limit).execute();
   if (page.length === 0) return;
   const last = Number(page[page.length - 1]!.remote_id);
@@ -34,7 +34,8 @@ export async function sumEarnedWindows(trx: DB, shopId: number, after: number, l
           where d.shop_id = customers.shop_id and d.customer_remote_id = customers.remote_id and d.day >= ${start})`;
   await trx
     .updateTable('customers')
-    .set({ points_earned_window: earned, tier_window_from: start })
+    // The sum shows as vip_tier_progress.points_earned: updated_at moves only when it changed.
+    .set({ points_earned_window: earned, tier_window_from: start, updated_at: sql<number>`case when points_earned_window <> ${earned} then ${now} else updated_at end` })
     .where('shop_id', '=', shopId)
     .where('remote_id', '>', after)
     .where('remote_id', '<=', last)

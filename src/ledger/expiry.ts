@@ -59,6 +59,8 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
         next_expiry_at: nextExpiry?.at ?? null,
         next_expiry_points: nextExpiry?.points ?? 0,
         next_expiry_credits: nextExpiry?.credits ?? 0,
+        // The write-off shows as a new next_expiry (docs/pagination.md, "updated_at").
+        updated_at: now,
       };
     }),
   );

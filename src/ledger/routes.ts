@@ -2,8 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DB } from '../db/tables.js';
-import { AppError, notFound } from '../errors.js';
-import { optionalBody } from '../http/actions.js';
+import { AppError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { isJsonObject, type FieldError } from '../core/validation.js';
@@ -117,8 +116,8 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
   app.post(
     '/points_events/:id/reverse',
     {
-      // The body is optional: none reads as {} (a hook of the route runs after the app's).
-      preValidation: optionalBody,
+      // The body is optional: none reads as {} (http/json-body.ts).
+      config: { optionalBody: true },
       schema: {
         tags: TAGS,
         summary: 'Reverse a points event',
@@ -146,10 +145,10 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
     },
     async (request, reply) => {
       const { id } = request.params;
-      const eventId = parseRemoteId(id);
-      const body = (request.body ?? {}) as { internal_note?: string | null; external_note?: string | null };
+      // The path's ID is well formed (http/path-ids.ts).
+      const eventId = parseRemoteId(id)!;
+      const body = request.body as { internal_note?: string | null; external_note?: string | null };
       return runWrite(request, reply, async (trx) => {
-        if (eventId === null) throw notFound('points event', id);
         const now = app.clock();
         // A reversed grant's points are no longer earned: the tier follows.
         const effects = await postingEffects(trx, request.shop.id, true);

@@ -29,7 +29,7 @@ export interface Written {
 export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: number, options: WriteOptions): Promise<Written> {
   await setLotsRemaining(trx, shopId, plan.storedLots.map((l) => ({ id: l.id, remaining: l.remaining })));
   const balances = await settleBalances(trx, shopId, plan, now);
-  await writeRows(trx, [addEarnedDays(earnedDayRows(shopId, plan)), { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances) }]);
+  await writeRows(trx, [addEarnedDays(earnedDayRows(shopId, plan)), { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances, now) }]);
 
   const [eventIds, lotIds] = (await allocateIdsOf(trx, shopId, [
     ['points_events', plan.events.length],
@@ -84,7 +84,7 @@ function earnedDayRows(shopId: number, plan: LedgerPlan): CustomerEarnedDaysTabl
   return rows;
 }
 
-function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<number, Balances>): Record<string, unknown>[] {
+function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<number, Balances>, now: number): Record<string, unknown>[] {
   return plan.customers.map((c) => {
     const next = balances.get(c.remoteId)!.stored.nextExpiry;
     return {
@@ -100,6 +100,9 @@ function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<nu
       next_expiry_at: next?.at ?? null,
       next_expiry_points: next?.points ?? 0,
       next_expiry_credits: next?.credits ?? 0,
+      // Every event, and every change of pending points, changes a balance the customer shows
+      // (docs/pagination.md, "updated_at").
+      updated_at: now,
     };
   });
 }

@@ -1,7 +1,7 @@
 import type { DB } from '../db/tables.js';
 import { enqueueEvents, wantsTopics } from '../events/outbox.js';
 import type { WebhookTopic } from '../events/topics.js';
-import { existingRecords, selectRecords } from './repository.js';
+import { selectRecords } from './repository.js';
 import { recordsJson, type Resource, type Row } from './resource.js';
 import { pushTo } from '../core/maps.js';
 
@@ -39,17 +39,23 @@ export async function enqueueRecordEvents(trx: DB, shopId: number, r: Resource, 
 
 /**
  * For a bulk upsert by ID (import): call it before the write, and the function it returns after
- * it, in the same transaction. When the shop has no webhook for the resource's topics both
- * cost nothing more than the outbox's one lookup.
+ * it, in the same transaction. It announces the records created and those a field of which
+ * took another value, not those written back unchanged. When the shop has no webhook for the
+ * resource's topics both cost nothing more than the outbox's one lookup.
  */
 export async function announceUpsert(trx: DB, shopId: number, r: Resource, ids: readonly number[], now: number): Promise<() => Promise<void>> {
   const rule = RULES[r.table];
   if (rule === undefined || ids.length === 0 || !(await wantsTopics(trx, shopId, rule.topics))) return async () => {};
-  const existed = await existingRecords(trx, shopId, r, [...ids]);
-  return async () => {
+  const read = async () => {
     const rows: Row[] = [];
     for (let i = 0; i < ids.length; i += 500) rows.push(...(await selectRecords(trx, shopId, r).where(r.id, 'in', ids.slice(i, i + 500)).orderBy(r.id).execute()));
+    return rows;
+  };
+  const before = new Map((await read()).map((row) => [Number(row[r.id]), row]));
+  const changed = (row: Row, old: Row | undefined) => old === undefined || Object.keys(row).some((column) => column !== 'updated_at' && String(row[column]) !== String(old[column]));
+  return async () => {
+    const rows = (await read()).filter((row) => changed(row, before.get(Number(row[r.id]))));
     const records = await recordsJson(trx, shopId, r, rows, now);
-    await enqueueRecordEvents(trx, shopId, r, records.map((record) => ({ created: !existed.has(Number(record[r.id])), record })), now);
+    await enqueueRecordEvents(trx, shopId, r, records.map((record) => ({ created: !before.has(Number(record[r.id])), record })), now);
   };
 }

@@ -64,38 +64,47 @@ export async function insertRecord(db: DB, shopId: number, r: Resource, values: 
 
 /**
  * Inserts or replaces records by remote_id, many per statement. created_at is kept on
- * replace. Each row must hold remote_id and the same columns, and no remote_id twice.
+ * replace, and updated_at unless a field changed. Each row must hold remote_id and the same
+ * columns, and no remote_id twice.
  */
 export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<void> {
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]!).filter((c) => c !== 'remote_id');
   const stored = rows.map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now }));
-  await insertRows(db, r.table as keyof Tables, stored as never, { key: ['shop_id', 'remote_id'], update: [...columns, 'updated_at'] });
+  await insertRows(db, r.table as keyof Tables, stored as never, { key: ['shop_id', 'remote_id'], update: columns, touch: 'updated_at' });
 }
 
 /**
  * Writes one record by remote_id: inserts it, or replaces the fields of the one that exists.
  * Whether it was created is told by the insert itself, so two racing PUTs of a new record
  * answer one 201 and one 200 (on PostgreSQL the second insert waits for the first to commit).
+ * `changed`: whether it was created or a field took another value.
  */
-export async function putRecord(db: DB, shopId: number, r: Resource, remoteId: number, values: Row, now: number): Promise<{ created: boolean }> {
+export async function putRecord(db: DB, shopId: number, r: Resource, remoteId: number, values: Row, now: number): Promise<{ created: boolean; changed: boolean }> {
   const inserted = await any(db)
     .insertInto(r.table)
     .values({ shop_id: shopId, remote_id: remoteId, ...values, created_at: now, updated_at: now })
     .onConflict((oc) => oc.columns(['shop_id', 'remote_id']).doNothing())
     .returning('remote_id')
     .executeTakeFirst();
-  if (inserted !== undefined) return { created: true };
-  await updateRecord(db, shopId, r, remoteId, values, now);
-  return { created: false };
+  if (inserted !== undefined) return { created: true, changed: true };
+  return { created: false, changed: (await updateRecord(db, shopId, r, remoteId, values, now)) !== undefined };
 }
 
+/**
+ * Sets `values` on the record, and updated_at to now, only when one of them is another value
+ * than the stored one (updated_at moves on a change a client can see, and only then); returns
+ * the record as changed, or undefined when nothing changed or there is no such record.
+ */
 export async function updateRecord(db: DB, shopId: number, r: Resource, id: number, values: Row, now: number): Promise<Row | undefined> {
+  const differs = Object.entries(values).map(([column, value]) => sql<boolean>`${sql.ref(column)} is distinct from ${value}`);
+  if (differs.length === 0) return undefined;
   return any(db)
     .updateTable(r.table)
     .set({ ...values, updated_at: now })
     .where('shop_id', '=', shopId)
     .where(r.id, '=', id)
+    .where((eb) => eb.or(differs))
     .returningAll()
     .executeTakeFirst();
 }

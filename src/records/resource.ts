@@ -40,6 +40,8 @@ export interface Resource {
   tag: string;
   /** The record schema's description in the OpenAPI document, when the fields do not say it all. */
   description?: string;
+  /** What moves updated_at, when more than the record's own fields (customers: balances, tier). */
+  updatedAt?: string;
   /** remote_id for records synced from the platform, id for native ones. */
   id: 'remote_id' | 'id';
   write: WriteMode;
@@ -130,7 +132,7 @@ export function derive(r: Resource): Derived {
   for (const [name, field] of entries(r)) (field.kind === 'secret' ? secrets : shown)[name] = outputSchema(field);
   const times = {
     created_at: Type.String({ format: 'date-time', description: 'When this record was created here' }),
-    updated_at: Type.String({ format: 'date-time', description: 'When this record last changed here' }),
+    updated_at: Type.String({ format: 'date-time', description: r.updatedAt ?? 'When this record last changed here' }),
   };
   const recordProps = { [r.id]: idSchema, ...shown, ...(r.computed?.schema ?? {}), ...times };
   // A create and an update take the same fields: one title names them once in the OpenAPI

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import { shopRowCount } from '../db/counts.js';
 import type { DB } from '../db/tables.js';
-import { AppError, notFound, type ErrorDetail } from '../errors.js';
+import { notFound, type ErrorDetail } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { assertParams, queryParams, readParams } from '../http/query.js';
@@ -13,7 +13,7 @@ import { attachedErrors } from '../http/validation.js';
 import { cursorRecords, findRecord, selectRecords } from './repository.js';
 import { derive, recordsJson, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
-import { checkedBody, createRecord, patchRecord, raced, refuse, removeRecord, replaceRecord, type Writer } from './write.js';
+import { checkedBody, createRecord, patchRecord, raced, removeRecord, replaceRecord, type Writer } from './write.js';
 
 // The routes of every record resource, generated from its description. Each route below is
 // registered explicitly per resource: grep for `/${r.path}`.
@@ -122,15 +122,8 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
         },
         async (request, reply) => {
           const checked = checkedBody(r, request.body, attachedErrors(request), true);
-          const remoteId = pathId(request.params[param]!);
-          if (remoteId === null) {
-            throw refuse(
-              checked,
-              new AppError('invalid_parameter', 'remote_id must be a positive integer', {
-                details: [{ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' }],
-              }),
-            );
-          }
+          // The path's ID is well formed (http/path-ids.ts).
+          const remoteId = pathId(request.params[param]!)!;
           return runWrite(request, reply, async (trx) => {
             const { created, record } = await replaceRecord(trx, writer(app, request), r, remoteId, checked);
             return { status: created ? 201 : 200, body: { data: record } };

@@ -37,8 +37,8 @@ export function checkedBody(r: Resource, body: unknown, schemaErrors: readonly F
   throw validationError(checked.errors.length > 0 ? checked.errors : [{ param: 'body', code: 'invalid_type', message: 'the request body must be an object' }]);
 }
 
-/** A bad path ID or a missing record: the body's own errors, when it has any, are told first. */
-export function refuse(checked: CheckedBody, error: AppError): AppError {
+/** A missing record: the body's own errors, when it has any, are told first. */
+function refuse(checked: CheckedBody, error: AppError): AppError {
   return checked.errors.length > 0 ? validationError(checked.errors) : error;
 }
 
@@ -129,10 +129,11 @@ export async function replaceRecord(trx: DB, w: Writer, r: Resource, remoteId: n
   const values = valuesOf(r, checked, 'replace', w.now);
   const prior = await priorOf(trx, w, r, [remoteId]);
   const write = () => putRecord(trx, w.shopId, r, remoteId, values, w.now);
-  const { created } = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: remoteId, values }, write });
+  const { created, changed } = await checkedWrite(trx, w, { resource: r, checked, stored: values, candidate: { id: remoteId, values }, write });
   await written(trx, w, r, [{ id: remoteId, created, values }], prior);
   const record = await shown(trx, w, r, (await findRecord(trx, w.shopId, r, remoteId))!);
-  await enqueueRecordEvents(trx, w.shopId, r, [{ created, record }], w.now);
+  // A PUT that changes nothing announces nothing.
+  if (changed) await enqueueRecordEvents(trx, w.shopId, r, [{ created, record }], w.now);
   return { created, record };
 }
 
@@ -165,7 +166,8 @@ export async function patchRecord(trx: DB, w: Writer, r: Resource, id: number | 
   if (id === null || existing === undefined) throw refuse(body, notFound(r.singular, text));
   const checked = await withCustomer(trx, w.shopId, r, body);
   const values = valuesOf(r, checked, 'patch', w.now);
-  const write = () => updateRecord(trx, w.shopId, r, id, values, w.now);
+  // A PATCH that changes nothing leaves the record, and its updated_at, as they are.
+  const write = async () => (await updateRecord(trx, w.shopId, r, id, values, w.now)) ?? existing;
   const row = await checkedWrite(trx, w, { resource: r, checked, stored: { ...existing, ...values }, candidate: { id, values }, write });
   await written(trx, w, r, [{ id, created: false, values: row! }]);
   const record = await shown(trx, w, r, row!);

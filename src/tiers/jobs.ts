@@ -26,7 +26,7 @@ async function step(db: DB, shopId: number, after: number, now: number): Promise
     const start = windowStart(shop.vip_tier_window, now);
     // 0 starts from the first, redacted customers' negative remote_ids included.
     const from = after === 0 ? Number.MIN_SAFE_INTEGER : after;
-    await sumEarnedWindows(trx, shopId, from, ROWS, start);
+    await sumEarnedWindows(trx, shopId, from, ROWS, start, now);
     const customers = await trx.selectFrom('customers').select(TIER_SUBJECT_COLUMNS).where('shop_id', '=', shopId).where('remote_id', '>', from).orderBy('remote_id').limit(ROWS).execute();
     await retier(trx, shopId, customers.map(tierSubject), now, await tiersOf(trx, shopId));
     const next = customers.length < ROWS ? null : Number(customers[customers.length - 1]!.remote_id);

@@ -82,7 +82,7 @@ export async function retier(trx: DB, shopId: number, subjects: readonly TierSub
     return (to?.id ?? null) === s.tierId ? [] : [{ subject: s, to }];
   });
   if (changed.length === 0) return 0;
-  await updateRows(trx, 'customers', ['shop_id', 'remote_id'], changed.map(({ subject, to }) => ({ shop_id: shopId, remote_id: subject.remoteId, vip_tier_id: to?.id ?? null })));
+  await updateRows(trx, 'customers', ['shop_id', 'remote_id'], changed.map(({ subject, to }) => ({ shop_id: shopId, remote_id: subject.remoteId, vip_tier_id: to?.id ?? null, updated_at: now })));
   // A tier deleted since it was reached: its name is the one the customer's last change wrote.
   const goneNames = new Map<number, string | null>();
   for (const { subject } of changed) {

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
-import { NoBody, optionalBody } from '../http/actions.js';
+import { NoBody } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
@@ -65,7 +65,7 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
   app.post(
     '/webhooks/:id/deliveries/:delivery_id/retry',
     {
-      preValidation: optionalBody,
+      config: { optionalBody: true },
       schema: {
         tags: TAGS,
         summary: 'Retry a delivery',

@@ -142,6 +142,17 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
     expect((await t.request('PATCH', `${API}/shop`, { body: { points_pending_days: 0 } })).statusCode).toBe(200);
   });
 
+  it('refuses a total_refunded above total, with the body\'s other errors, and stores nothing', async () => {
+    const body = { customer_remote_id: 9, total: 50, currency: 'EUR', placed_at: new Date(t.clock.now).toISOString(), financial_status: 'refunded', total_refunded: 50.01 };
+    const over = await t.request('PUT', `${API}/orders/931`, { body });
+    expect(over.statusCode, over.body).toBe(422);
+    expect(errorOf(over).details).toEqual([{ param: 'total_refunded', code: 'exceeds_total', message: 'total_refunded must not be more than total' }]);
+    const both = await t.request('PUT', `${API}/orders/931`, { body: { ...body, currency: 'euro' } });
+    expect(errorOf(both).details!.map((d) => d.param)).toEqual(['currency', 'total_refunded']);
+    expect((await t.request('GET', `${API}/orders/931`)).statusCode).toBe(404);
+    expect(await putOrder(931, 9, { financial_status: 'refunded', total: 50, total_refunded: 50 })).toMatchObject({ total_refunded: 50 });
+  });
+
   it('allows one enabled rule per kind', async () => {
     const second = await t.request('POST', `${API}/earning_rules`, { body: { kind: 'order', points_per_unit: 2, unit_amount: 1 } });
     expect(second.statusCode).toBe(422);

@@ -63,8 +63,8 @@ describe(`errors and request handling (${TEST_DIALECT})`, () => {
     const res = await t.request('PATCH', `${API}/shop`, { body: {} });
     expect(res.statusCode).toBe(422);
     const missing = await t.request('PATCH', `${API}/shop`);
-    expect(missing.statusCode).toBe(422);
-    expect(errorOf(missing).code).toBe('validation_failed');
+    expect(missing.statusCode).toBe(400);
+    expect(errorOf(missing).code).toBe('invalid_json');
   });
 });
 

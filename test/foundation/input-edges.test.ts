@@ -37,10 +37,10 @@ describe(`input at the edges (${TEST_DIALECT})`, () => {
     expect(emoji.json().data.first_name).toBe('😀 \\u0000');
   });
 
-  it('answers a NUL in a path e-mail with 404, not a database error', async () => {
+  it('answers a NUL in a path e-mail with 400, not a database error', async () => {
     const res = await t.request('GET', `${API}/customers/a%00b@example.com`);
-    expect(res.statusCode).toBe(404);
-    expect(errorOf(res).code).toBe('not_found');
+    expect(res.statusCode).toBe(400);
+    expect(errorOf(res).code).toBe('invalid_parameter');
   });
 
   it('answers a malformed percent-encoding with 400 in the error shape, with X-Request-Id', async () => {

@@ -30,7 +30,8 @@ describe(`reading the ledger (${TEST_DIALECT})`, () => {
     const res = await list(`points_events/${ids[0]}`);
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ id: ids[0], source: 'order', points_amount: 10, customer: { remote_id: 1, email: 'customer1@example.com', points_balance: 10 } });
-    for (const id of ['999999', 'abc', '0']) expect((await list(`points_events/${id}`)).statusCode).toBe(404);
+    expect((await list('points_events/999999')).statusCode).toBe(404);
+    for (const id of ['abc', '0', '-1']) expect(errorOf(await list(`points_events/${id}`)).code).toBe('invalid_parameter');
     const other = await t.createShop();
     const theirs = await t.request('GET', `${API}/points_events/${ids[0]}`, { token: other.token });
     expect(theirs.statusCode).toBe(404);

@@ -88,13 +88,13 @@ describe(`reversals (${TEST_DIALECT})`, () => {
     expect(await customer(3)).toMatchObject({ points_balance: 0, points_earned_lifetime: 0 });
   });
 
-  it('answers 404 for another shop\'s event or a bad id, and refuses unknown body fields', async () => {
+  it('answers 404 for another shop\'s event, 400 for a bad id, and refuses unknown body fields', async () => {
     const other = await t.createShop();
     await createCustomers(t, 1, 1, other.token);
     const theirs = (await t.request('POST', `${API}/points_events`, { token: other.token, body: { customer_identifier: '1', source: 'manual', points_amount: 5 } })).json().data;
     expect((await reverse(theirs.id)).statusCode).toBe(404);
-    expect((await reverse(0)).statusCode).toBe(404);
-    expect((await t.request('POST', `${API}/points_events/abc/reverse`)).statusCode).toBe(404);
+    expect((await reverse(0)).statusCode).toBe(400);
+    expect((await t.request('POST', `${API}/points_events/abc/reverse`)).statusCode).toBe(400);
     const unknown = await t.request('POST', `${API}/points_events/${theirs.id}/reverse`, { token: other.token, body: { reason: 'x' } });
     expect(unknown.statusCode).toBe(422);
     await expectConsistentLedger(t, other.shop.id);

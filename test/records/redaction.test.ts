@@ -154,6 +154,19 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
     expect(await ledgerTotals(t)).toEqual(before);
   });
 
+  it('answers a replay of the PUT that wrote the person 404, without their data, and does not run it again', async () => {
+    for (let i = 0; i < 2; i++) {
+      const replay = await t.request('PUT', `${API}/customers/1`, { body: PERSON, headers: { 'idempotency-key': 'put-ada' } });
+      expect(replay.statusCode, replay.body).toBe(404);
+      expect(errorOf(replay)).toMatchObject({ code: 'not_found', message: 'Customer 1 was erased after this request; its response is no longer kept' });
+      expect(replay.body.toLowerCase()).not.toContain('augusta');
+      expect((await t.request('GET', `${API}/customers/1`)).statusCode).toBe(404);
+    }
+    const other = await t.request('PUT', `${API}/customers/1`, { body: { email: 'x@example.com' }, headers: { 'idempotency-key': 'put-ada' } });
+    expect(errorOf(other).code).toBe('idempotency_key_mismatch');
+    expect(await tracesFound(t)).toEqual([]);
+  });
+
   it('lets a later PUT with the remote_id start a new customer', async () => {
     const res = await t.request('PUT', `${API}/customers/1`, { body: { email: 'someone.else@example.com' } });
     expect(res.statusCode).toBe(201);
@@ -164,6 +177,27 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
     t.clock.advance(DAY);
     const second = await t.request('DELETE', `${API}/customers/1`);
     expect(second.json().data.redacted_at).toBe(new Date(t.clock.now).toISOString());
+  });
+
+  it('cancelled the pending referrals they made, so that none can pay the anonymous customer', async () => {
+    const theirs = (await t.request('GET', `${API}/referrals`, { query: { 'pagination[per_page]': '10' } })).json().data.find((r: { referred_email: string }) => r.referred_email === 'friend@example.com');
+    expect(theirs).toMatchObject({ status: 'cancelled', cancelled_at: redactedAt, completed_at: null });
+    expect(theirs.referrer_remote_id).toBeLessThan(0);
+    const complete = await t.request('POST', `${API}/referrals/${theirs.id}/complete`);
+    expect(errorOf(complete).code).toBe('referral_not_pending');
+    // The friend signs up and pays: the referral stays cancelled and nobody earns by it.
+    expect((await t.request('PUT', `${API}/customers/3`, { body: { email: 'friend@example.com' } })).statusCode).toBe(201);
+    await t.request('PUT', `${API}/orders/11`, { body: { customer_remote_id: 3, total: 20, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-11T00:00:00Z' } });
+    expect((await t.request('GET', `${API}/referrals/${theirs.id}`)).json().data.status).toBe('cancelled');
+    expect((await t.request('GET', `${API}/customers/3`)).json().data.points_balance).toBe(20);
+  });
+
+  it('cancels a pending referral that invited the person', async () => {
+    expect((await t.request('POST', `${API}/referrals`, { body: { referrer_remote_id: 2, referred_email: 'Newcomer@example.com' } })).statusCode).toBe(201);
+    expect((await t.request('PUT', `${API}/customers/4`, { body: { email: 'newcomer@example.com' } })).statusCode).toBe(201);
+    expect((await t.request('DELETE', `${API}/customers/4`)).statusCode).toBe(200);
+    const invited = (await t.request('GET', `${API}/referrals`, { query: { 'pagination[per_page]': '10' } })).json().data.at(-1);
+    expect(invited).toMatchObject({ referrer_remote_id: 2, referred_email: '', status: 'cancelled' });
   });
 
   it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));

@@ -224,9 +224,10 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
       expect(errorOf(res).code).toBe('not_found');
     }
     const other = await createWebhook(t, 'points_event.created', undefined, s.token);
-    for (const path of [`${API}/webhooks/${other.id}/deliveries/${row!.id}/retry`, `${API}/webhooks/${s.webhook.id}/deliveries/999999/retry`, `${API}/webhooks/x/deliveries/1/retry`]) {
+    for (const path of [`${API}/webhooks/${other.id}/deliveries/${row!.id}/retry`, `${API}/webhooks/${s.webhook.id}/deliveries/999999/retry`]) {
       expect((await t.request('POST', path, { token: s.token })).statusCode, path).toBe(404);
     }
+    expect(errorOf(await t.request('POST', `${API}/webhooks/x/deliveries/1/retry`, { token: s.token })).code).toBe('invalid_parameter');
     expect((await t.request('GET', `${API}/webhooks/${s.webhook.id}/deliveries`, { token: null })).statusCode).toBe(401);
   });
 

@@ -17,6 +17,7 @@ export const customers: Resource = {
   plural: 'customers',
   id: 'remote_id',
   write: 'upsert',
+  updatedAt: 'When a field, a balance or the tier last changed; a write that changes nothing leaves it',
   // A new customer earns the signup rule and gets a referral code; a birthday schedules a grant.
   effects: {
     prior: customerBirthdays,

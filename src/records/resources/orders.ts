@@ -39,6 +39,14 @@ export const orders: Resource = {
       sortable: true,
     }),
   },
+  check: {
+    reads: ['total', 'total_refunded'],
+    // A refund share above the whole would take back more points than the order earned.
+    rule: (record) =>
+      Number(record.total_refunded ?? 0) > Number(record.total)
+        ? [{ param: 'total_refunded', code: 'exceeds_total', message: 'total_refunded must not be more than total' }]
+        : [],
+  },
   // What the order did to the ledger (docs/earning.md), kept on the order by the earning rules.
   computed: {
     columns: ['points_earned', 'points_reversed', 'points_unrecovered', 'points_pending', 'pending_release_at', 'credits_earned', 'credits_reversed', 'credits_unrecovered'],

@@ -2,6 +2,7 @@ import { oneOf, secret, text } from '../fields.js';
 import { WEBHOOK_TOPICS } from '../../events/topics.js';
 import type { Resource } from '../resource.js';
 import { publicUrlErrors } from '../../core/addresses.js';
+import { fetchableUrlErrors } from '../../core/fetchable-url.js';
 
 // The topics a webhook subscribes to are what the API announces (events/topics.ts).
 
@@ -34,6 +35,9 @@ export const webhooks: Resource = {
   check: {
     reads: ['url'],
     // A url that could never be delivered to is refused when written, not only at delivery.
-    rule: (record, config) => (config.webhooks.allowPrivateUrls ? [] : publicUrlErrors(record.url as string)),
+    rule: (record, config) => {
+      const unfetchable = fetchableUrlErrors(record.url as string);
+      return unfetchable.length > 0 || config.webhooks.allowPrivateUrls ? unfetchable : publicUrlErrors(record.url as string);
+    },
   },
 };
