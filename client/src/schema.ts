@@ -1112,7 +1112,7 @@ export interface components {
             created_at: string;
             /**
              * Format: date-time
-             * @description When this record last changed here
+             * @description When a field, a balance or the tier last changed; a write that changes nothing leaves it
              */
             updated_at: string;
         };
@@ -2148,7 +2148,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Any other error: over the rate limit (429; see Retry-After), a request too slow to arrive or with headers too large (408, 431), a bug on our side (500; no internals are shown), or overloaded or the database unavailable (503; see Retry-After) */
+        /** @description Any other error: a bad path ID (400), over the rate limit (429; see Retry-After), a request too slow to arrive or with headers too large (408, 431), a bug on our side (500; no internals are shown), or overloaded or the database unavailable (503; see Retry-After) */
         OtherError: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2162,7 +2162,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Malformed JSON or a bad Idempotency-Key */
+        /** @description Malformed or missing JSON, a bad path ID or Idempotency-Key */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
