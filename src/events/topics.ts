@@ -1,6 +1,6 @@
 // What the API announces, declared apart from who announces it and who delivers it, so that
 // both sides depend on this module and not on each other: the ledger announces points events
-// (ledger/post.ts, ledger/expiry.ts), the records their writes (records/events.ts), and
+// (ledger/write.ts, ledger/expiry.ts), the records their writes (records/events.ts), and
 // redemptions theirs; webhooks (webhooks/) subscribe to the topics and deliver them.
 export const WEBHOOK_TOPICS = [
   'points_event.created',
