@@ -34,8 +34,13 @@ export function tidy(value: unknown): unknown {
   return out;
 }
 
-/** `required: false` is a parameter's default. */
+/**
+ * `required: false` is a parameter's default. A header's example (@fastify/swagger moves it out
+ * of the schema) goes back into its schema too: /docs builds the header it sends from the schema.
+ */
 export const tidyParameter = (p: Json): Json => {
   const { required, ...rest } = p;
-  return required === false ? rest : p;
+  const out = required === false ? rest : p;
+  if (out.in !== 'header' || out.example === undefined || !isObject(out.schema) || 'examples' in out.schema) return out;
+  return { ...out, schema: { ...out.schema, examples: [out.example] } };
 };

@@ -75,6 +75,7 @@ export const CodesInput = Type.Object(
         minLength: 1,
         maxLength: MAX_CODE_LENGTH,
         pattern: '^[\\x21-\\x7E]+$',
+        examples: ['SUMMER-AAAA-0001'],
         'x-error': { code: 'invalid_code', message: `each code must be 1 to ${MAX_CODE_LENGTH} printable ASCII characters without spaces` },
       }),
       {

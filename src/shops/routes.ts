@@ -38,7 +38,7 @@ export const Shop = Type.Object(
 
 export const ShopUpdate = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, examples: ['Acme Coffee'] })),
     per_event_expiry: Type.Optional(Type.Boolean()),
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),

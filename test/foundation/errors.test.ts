@@ -59,6 +59,18 @@ describe(`errors and request handling (${TEST_DIALECT})`, () => {
     expect(errorOf(res).details).toEqual([expect.objectContaining({ param: 'points_expiry_days', code: 'invalid_type' })]);
   });
 
+  it('names details only where a field or parameter is at fault, as README and docs/errors.md say', async () => {
+    const unauthorized = await t.request('GET', `${API}/shop`, { token: 'lty_unknown' });
+    const missing = await t.request('GET', `${API}/rewards/999999`);
+    const unsupported = await t.request('PATCH', `${API}/shop`, { body: 'name=x', headers: { 'content-type': 'text/plain' } });
+    for (const res of [unauthorized, missing, unsupported]) {
+      expect([401, 404, 415]).toContain(res.statusCode);
+      expect(Object.keys(errorOf(res)).sort(), res.body).toEqual(['code', 'message', 'request_id', 'type']);
+    }
+    expect(errorOf(await t.request('GET', `${API}/rewards/abc`)).details).toHaveLength(1);
+    expect(errorOf(await t.request('PATCH', `${API}/shop`, { body: { name: '' } })).details).toHaveLength(1);
+  });
+
   it('rejects an empty or missing body for a write that needs one', async () => {
     const res = await t.request('PATCH', `${API}/shop`, { body: {} });
     expect(res.statusCode).toBe(422);

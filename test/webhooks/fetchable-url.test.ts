@@ -1,11 +1,10 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { BAD_PORTS } from '../../src/core/fetchable-url.js';
-import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
+import { API, errorOf, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { createWebhook } from './fixtures.js';
+import { createWebhook, strictAndOpen } from './fixtures.js';
 
 // A webhook url that fetch refuses at every delivery ("bad port"), that names no host after
 // `//`, or that carries credentials is refused when written, even with WEBHOOK_ALLOW_PRIVATE_URLS.
@@ -24,8 +23,7 @@ describe(`webhook urls that fetch cannot deliver to (${TEST_DIALECT})`, () => {
   let t: TestContext;
   let open: TestContext;
   beforeAll(async () => {
-    t = await setup();
-    open = await setup({ config: { webhooks: { ...loadConfig({}).webhooks, allowPrivateUrls: true } } });
+    ({ strict: t, open } = await strictAndOpen());
   });
   afterAll(async () => {
     await t.close();

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import { jobs } from '../../src/jobs.js';
 import type { WebhookRequest, WebhookTransport } from '../../src/webhooks/delivery.js';
-import { API, type TestContext } from '../helpers/app.js';
+import { loadConfig } from '../../src/config.js';
+import { API, setup, type TestContext } from '../helpers/app.js';
 
 // Helpers shared by the webhook tests: a scripted transport, the jobs, and the outbox's rows.
 
@@ -87,3 +88,8 @@ export const grant = (customer: number | string, points: number, extra: Record<s
   points_amount: points,
   ...extra,
 });
+
+/** Two apps on databases of their own: one as deployed, one with WEBHOOK_ALLOW_PRIVATE_URLS. */
+export async function strictAndOpen(): Promise<{ strict: TestContext; open: TestContext }> {
+  return { strict: await setup(), open: await setup({ config: { webhooks: { ...loadConfig({}).webhooks, allowPrivateUrls: true } } }) };
+}

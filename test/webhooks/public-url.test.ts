@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
+import { API, errorOf, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { createWebhook, storeWebhookUrl } from './fixtures.js';
+import { createWebhook, storeWebhookUrl, strictAndOpen } from './fixtures.js';
 
 // A webhook url whose host is a non-public IP literal (or localhost) could never be delivered
 // to: POST and PATCH refuse it with the body's other errors, unless WEBHOOK_ALLOW_PRIVATE_URLS.
@@ -31,8 +30,7 @@ describe(`webhook urls on non-public addresses (${TEST_DIALECT})`, () => {
   let t: TestContext;
   let open: TestContext;
   beforeAll(async () => {
-    t = await setup();
-    open = await setup({ config: { webhooks: { ...loadConfig({}).webhooks, allowPrivateUrls: true } } });
+    ({ strict: t, open } = await strictAndOpen());
   });
   afterAll(async () => {
     await t.close();
