@@ -13,6 +13,9 @@ async function bootstrap(app: FastifyInstance, config: Config): Promise<string |
   const now = app.clock();
   const shop = await createShop(app.db, { name: 'Demo shop', points_expiry_days: 365 }, now);
   const { token } = await createToken(app.db, shop.id, 'bootstrap', now);
+  // Its programme, customers and a storefront key, for GET /storefront/demo.
+  const { makeDemoStorefront } = await import('../storefront/demo.js');
+  await makeDemoStorefront(app.db, config, shop.id, now);
   app.log.info({ shop_id: shop.id }, 'created a demo shop on the empty database');
   return token;
 }
@@ -33,6 +36,7 @@ function printWelcome(app: FastifyInstance, config: Config, token: string): void
       `  curl -H "Authorization: Bearer ${token}" ${base}/merchant_api/v1/shop`,
       '',
       `API reference: ${base}/docs`,
+      `Shopper's loyalty panel (demo customer): ${base}/storefront/demo`,
       '',
     ].join('\n'),
   );

@@ -15,9 +15,11 @@ interface Window {
 export class AuthFailures {
   readonly #windows = new Map<string, Window>();
 
+  /** Also counts other things per key (the storefront's requests per address and per customer), with their own message. */
   constructor(
     readonly max: number,
     readonly windowMs: number,
+    readonly message = 'Too many requests with unknown or revoked API tokens from this address; retry after the time in Retry-After',
   ) {}
 
   /** Throws 429 rate_limited when the address has failed `max` times in its current window. */
@@ -29,12 +31,13 @@ export class AuthFailures {
       return;
     }
     const seconds = Math.ceil((window.resetAt - now) / 1000);
-    throw new AppError('rate_limited', `Too many requests with unknown or revoked API tokens from this address; retry after the time in Retry-After`, {
+    throw new AppError('rate_limited', this.message, {
       headers: { 'retry-after': String(seconds) },
     });
   }
 
-  record(address: string, now = performance.now()): void {
+  /** Counts one more for the address; returns its window as it now stands. */
+  record(address: string, now = performance.now()): Readonly<Window> {
     let window = this.#windows.get(address);
     if (window === undefined || now >= window.resetAt) {
       this.#windows.delete(address);
@@ -42,5 +45,6 @@ export class AuthFailures {
       this.#windows.set(address, (window = { failures: 0, resetAt: now + this.windowMs }));
     }
     window.failures++;
+    return window;
   }
 }

@@ -7,6 +7,8 @@ import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders }
 import { ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
 
 export const API_PREFIX = '/merchant_api/v1';
+/** The shopper's side (storefront/): its own auth, and the same conventions for writes. */
+export const STOREFRONT_PREFIX = '/storefront_api/v1';
 
 /** Every tag a route may use, with its description (the OpenAPI linter rejects undefined tags). */
 export const TAGS: { name: string; description: string }[] = [
@@ -21,6 +23,8 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },
   { name: 'Referrals', description: 'Customers referring customers' },
   { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },
+  { name: 'Storefront keys', description: 'Keys that let shoppers use their own account from the storefront (customer tokens, CORS)' },
+  { name: 'Storefront', description: 'The shopper\'s own account, under /storefront_api/v1, with a customer token (or a publishable key)' },
   { name: 'Operations', description: 'Health and readiness probes' },
 ];
 
@@ -52,7 +56,7 @@ const IdempotencyHeader = Type.Object({
 // declared once in components.headers, see HEADERS).
 const REQUEST_ID_HEADER = { 'X-Request-Id': { type: 'string', description: 'Identifies the request in our logs; quote it when asking for help', examples: ['req_2Vq8dJcKx1aQ'] } };
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this shop', examples: [6000] },
+  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this shop (storefront: this customer, or this address)', examples: [6000] },
   'RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window', examples: [5999] },
   'RateLimit-Reset': { type: 'integer', description: 'Seconds until the window resets', examples: [60] },
 };
@@ -73,7 +77,7 @@ const HEADERS: SharedHeaders = Object.fromEntries(
 
 function responseHeaders(url: string, replayable: boolean, status: string): Record<string, unknown> {
   // The rate limit counts a shop's requests once authenticated: a 401 has no shop to count.
-  if (!url.startsWith(API_PREFIX) || status === '401') return REQUEST_ID_HEADER;
+  if (!(url.startsWith(API_PREFIX) || url.startsWith(STOREFRONT_PREFIX)) || status === '401') return REQUEST_ID_HEADER;
   const success = status.startsWith('2');
   return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && replayable ? REPLAYED_HEADER : {}) };
 }
@@ -88,7 +92,7 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
   const out: Record<string, unknown> = { ...schema };
   out.operationId ??= operationId(method, url);
   const replayable = takesIdempotencyKey(method, route.config);
-  if (url.startsWith(API_PREFIX) && replayable && out.headers === undefined) out.headers = IdempotencyHeader;
+  if ((url.startsWith(API_PREFIX) || url.startsWith(STOREFRONT_PREFIX)) && replayable && out.headers === undefined) out.headers = IdempotencyHeader;
   if (out.response !== undefined) {
     const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };
     if (OTHER_ERRORS.statuses.every((status) => status in responses)) {
@@ -137,6 +141,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'A shop API token (`lty_…`), created with `loyalty tokens create`' },
+          customerToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'A customer token: an HS256 JWT with `kid` a publishable key, `sub` the remote_id, `iat` and `exp` (at most 24 h later), signed with the key\'s secret',
+          },
+          publishableKey: { type: 'apiKey', in: 'header', name: 'X-Publishable-Key', description: 'A storefront key\'s publishable key (`pk_…`)' },
         },
       },
       security: [{ bearerAuth: [] }],
