@@ -99,7 +99,7 @@ export function registerStorefrontScope(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply) => {
     if (request.method !== 'OPTIONS') corsHeaders(request, reply);
   });
-  app.addHook('preValidation', refuseUnknownParams);
+  app.addHook('preValidation', async (request) => (request.method === 'OPTIONS' ? undefined : refuseUnknownParams(request)));
   app.addHook('preValidation', replayKnownKey);
   registerReadConnection(app);
 }
