@@ -35,6 +35,7 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created'
 export function operationId(method: string, url: string): string {
   const parts = url
     .replace(API_PREFIX, '')
+    .replace(STOREFRONT_PREFIX, '/storefront')
     .split('/')
     .filter(Boolean)
     .map((part) => (part.startsWith(':') ? `By${pascal(part.slice(1))}` : pascal(part)));

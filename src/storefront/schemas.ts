@@ -1,5 +1,4 @@
-import { Type } from 'typebox';
-import { PointsEvent } from '../ledger/schemas.js';
+import { Type, type TSchema } from 'typebox';
 import { derive } from '../records/resource.js';
 import { customers } from '../records/resources/customers.js';
 
@@ -19,7 +18,7 @@ export const MAX_ORIGINS = 50;
 
 export const StorefrontKeyInput = Type.Object(
   { allowed_origins: Type.Array(Origin, { maxItems: MAX_ORIGINS, description: 'Origins whose pages may call the storefront API with this key (CORS); empty for none' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'StorefrontKeyInput' },
 );
 
 const keyFields = {
@@ -84,8 +83,15 @@ export const Programme = Type.Object(
   { $id: 'StorefrontProgramme', title: 'Programme' },
 );
 
-const customer = derive(customers).record as unknown as { properties: Record<string, ReturnType<typeof Type.String>> };
-const pick = <K extends string>(names: readonly K[]) => Object.fromEntries(names.map((name) => [name, customer.properties[name]!]));
+const customer = derive(customers).record as unknown as { properties: Record<string, TSchema> };
+
+/** A schema without its words: the merchant's Customer schema describes these fields once. */
+function bare(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(bare);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== 'description' && key !== 'examples').map(([key, value]) => [key, bare(value)]));
+}
+const pick = <K extends string>(names: readonly K[]) => Object.fromEntries(names.map((name) => [name, Type.Unsafe(bare(customer.properties[name]) as TSchema)]));
 
 export const Me = Type.Object(
   {
@@ -96,12 +102,25 @@ export const Me = Type.Object(
     ),
     ...pick(['referral_code', 'birthday']),
   },
-  { $id: 'StorefrontCustomer', title: 'The shopper\'s own account' },
+  { $id: 'StorefrontCustomer', title: 'The shopper\'s own account', description: 'The fields of the merchant API\'s Customer that the shopper sees (described there), and upcoming_expiries' },
 );
 
-export const MePointsEvent = Type.Pick(
-  PointsEvent,
-  ['id', 'source', 'points_amount', 'credits_amount', 'external_note', 'custom_action_name', 'applied_at', 'expires_at', 'order_remote_id', 'reversed_by_event_id'],
+const nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+/** A points event as the shopper sees it: no internal_note, no balances of the moment, no links of internal use. */
+export const MePointsEvent = Type.Object(
+  {
+    id: Type.Integer(),
+    source: Type.String({ examples: ['order'] }),
+    points_amount: Type.Integer(),
+    credits_amount: Type.Number(),
+    external_note: nullable(Type.String()),
+    custom_action_name: nullable(Type.String()),
+    applied_at: Type.String({ format: 'date-time' }),
+    expires_at: nullable(Type.String({ format: 'date-time' })),
+    order_remote_id: nullable(Type.Integer()),
+    reversed_by_event_id: nullable(Type.Integer()),
+  },
   { $id: 'StorefrontPointsEvent', title: 'Points event, as the shopper sees it' },
 );
 
