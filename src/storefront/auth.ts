@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Selectable } from 'kysely';
+import { prepareQuery } from '../db/prepared.js';
 import type { CustomersTable } from '../db/tables.js';
 import { AuthFailures } from '../http/auth-failures.js';
 import { TokenCache, tokenFromHeader } from '../http/auth.js';
@@ -66,6 +67,11 @@ async function byPublishableKey(request: FastifyRequest, auth: StorefrontAuth): 
   request.shop = key.shop;
 }
 
+/** The customer a token names, read in every storefront request: built and compiled once. */
+const customerRow = prepareQuery<{ shopId: number; remoteId: number }, Selectable<CustomersTable>>((db, p) =>
+  db.selectFrom('customers').selectAll().where('shop_id', '=', p.value('shopId')).where('remote_id', '=', p.value('remoteId')),
+);
+
 async function byCustomerToken(request: FastifyRequest, auth: StorefrontAuth): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null || token.length > 4096) throw refused();
@@ -81,7 +87,7 @@ async function byCustomerToken(request: FastifyRequest, auth: StorefrontAuth): P
     request.server.clock(),
   );
   const shop = key!.shop;
-  const customer = await request.server.db.selectFrom('customers').selectAll().where('shop_id', '=', shop.id).where('remote_id', '=', claims.remoteId).executeTakeFirst();
+  const [customer] = await customerRow(request.server.db, { shopId: shop.id, remoteId: claims.remoteId });
   // A token issued before its customer was created named someone else: a customer erased since,
   // whose remote_id was then given to a new one.
   if (customer === undefined || Number(customer.created_at) > claims.issuedAt + CLOCK_SKEW_SECONDS * 1000) throw refused();
