@@ -54,7 +54,7 @@ export function registerProgrammeRoute(server: FastifyInstance): void {
         description:
           'Takes the `X-Publishable-Key` header and no customer: the enabled earning rules, the enabled rewards and the VIP tiers. ' +
           'Cacheable: `ETag` (answers 304 to a matching `If-None-Match`) and `Cache-Control: public, max-age=60`.',
-        response: { 200: DataEnvelope(Programme), 304: { description: 'Not modified since the ETag sent in If-None-Match', type: 'null' }, ...storefrontErrors('read') },
+        response: { 200: DataEnvelope(Programme), ...storefrontErrors('read') },
       },
     },
     async (request, typed) => {
