@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { parseRemoteId } from '../core/ids.js';
+import { pathId } from '../core/ids.js';
 import { CUSTOMER_FILTER, filteredCustomer } from '../customers/filter.js';
 import { findCustomer } from '../customers/repository.js';
 import { shopRowCount } from '../db/counts.js';
@@ -24,13 +24,6 @@ const CustomerParams = Type.Object({
 });
 
 const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
-
-/** A path ID, or 404 (thrown inside the write, so that a retried key replays it). */
-function pathId(text: string, what: string): number {
-  const id = parseRemoteId(text);
-  if (id === null) throw notFound(what, text);
-  return id;
-}
 
 /** Redemptions, and the code pools of rewards. */
 export function registerRedemptionRoutes(server: FastifyInstance): void {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import { parseRemoteId } from '../core/ids.js';
 import { AppError } from '../errors.js';
 
 // Customer tokens (DESIGN.md section 10): HS256 JWTs that the merchant's backend signs with a
@@ -27,8 +28,6 @@ export interface CustomerClaims {
 
 /** Signs nothing valid: stands in for the secret of an unknown kid, so the work is the same. */
 const NOBODYS_SECRET = randomBytes(32);
-
-const SUB = /^[1-9][0-9]{0,15}$/;
 
 /**
  * Verifies a customer token; `secretOf` finds the secret of a live key by its publishable key.
@@ -62,8 +61,9 @@ export async function verifyCustomerToken(
   if (secret === NOBODYS_SECRET) throw refused();
   const { exp, iat, sub } = payload as { exp: number; iat: number; sub: unknown };
   if (iat > now / 1000 + CLOCK_SKEW_SECONDS || exp - iat > MAX_LIFETIME_SECONDS) throw refused();
-  if (typeof sub !== 'string' || !SUB.test(sub) || !Number.isSafeInteger(Number(sub))) throw refused();
-  return { kid: kid as string, claims: { remoteId: Number(sub), issuedAt: iat * 1000 } };
+  const remoteId = typeof sub === 'string' ? parseRemoteId(sub) : null;
+  if (remoteId === null) throw refused();
+  return { kid: kid as string, claims: { remoteId, issuedAt: iat * 1000 } };
 }
 
 /** Signs a customer token as a merchant's backend would (POST …/storefront_tokens, the demo page). */

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { parseRemoteId } from '../core/ids.js';
+import { pathId } from '../core/ids.js';
 import { findCustomer } from '../customers/repository.js';
 import { isoTime } from '../clock.js';
 import { notFound, validationError } from '../errors.js';
@@ -23,12 +23,7 @@ const CustomerParams = Type.Object({
   customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
 });
 
-/** A path ID, or 404 (thrown inside the write, so that a retried key replays it). */
-function keyId(text: string): number {
-  const id = parseRemoteId(text);
-  if (id === null) throw notFound('storefront key', text);
-  return id;
-}
+const keyId = (text: string) => pathId(text, 'storefront key');
 
 export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
