@@ -22,8 +22,10 @@ import { storefrontErrors, STOREFRONT_ROUTE } from './scope.js';
 
 /** The customer as /me shows it, read in the caller's snapshot. */
 async function meJson(db: DB, shopId: number, row: Selectable<CustomersTable>, now: number) {
-  const [[record], upcoming] = await Promise.all([recordsJson(db, shopId, customers, [row], now), upcomingExpiries(db, shopId, Number(row.remote_id), now)]);
-  return { ...record!, upcoming_expiries: upcoming };
+  // No lot that holds something expires (next_expiry_at is kept by the ledger): no lot to read.
+  const upcoming = row.next_expiry_at === null ? Promise.resolve([]) : upcomingExpiries(db, shopId, Number(row.remote_id), now);
+  const [[record], expiries] = await Promise.all([recordsJson(db, shopId, customers, [row], now), upcoming]);
+  return { ...record!, upcoming_expiries: expiries };
 }
 
 const customerOf = (request: FastifyRequest) => request.customer!;
