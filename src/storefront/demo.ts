@@ -6,7 +6,7 @@ import { createKey, newestKey } from './keys.js';
 // The demo shop that `npm start` creates on an empty database gets the demo's programme and
 // customers, and a storefront key, so that GET /storefront/demo shows the panel at once.
 
-const DEMO_CUSTOMERS = 20;
+const DEMO_CUSTOMERS = 8;
 
 export async function makeDemoStorefront(db: DB, config: Config, shopId: number, now: number): Promise<void> {
   await seedDemo(db, config, shopId, DEMO_CUSTOMERS, now);
