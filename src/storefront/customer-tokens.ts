@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type webcrypto } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import { parseRemoteId } from '../core/ids.js';
 import { AppError } from '../errors.js';
+import { hmacKey } from './keys.js';
 
 // Customer tokens (DESIGN.md section 10): HS256 JWTs that the merchant's backend signs with a
 // storefront key's secret, `kid` the key's publishable key, `sub` the customer's remote_id.
@@ -27,7 +28,7 @@ export interface CustomerClaims {
 }
 
 /** Signs nothing valid: stands in for the secret of an unknown kid, so the work is the same. */
-const NOBODYS_SECRET = randomBytes(32);
+const NOBODYS_SECRET = hmacKey(randomBytes(32));
 
 /**
  * Verifies a customer token; `secretOf` finds the secret of a live key by its publishable key.
@@ -37,7 +38,7 @@ const NOBODYS_SECRET = randomBytes(32);
  */
 export async function verifyCustomerToken(
   token: string,
-  secretOf: (kid: string) => Promise<Uint8Array | undefined>,
+  secretOf: (kid: string) => Promise<webcrypto.CryptoKey | undefined>,
   now: number,
 ): Promise<{ kid: string; claims: CustomerClaims }> {
   let kid: unknown;
@@ -46,7 +47,8 @@ export async function verifyCustomerToken(
   } catch {
     throw refused();
   }
-  const secret = (typeof kid === 'string' && kid.length <= 64 ? await secretOf(kid) : undefined) ?? NOBODYS_SECRET;
+  const nobodys = await NOBODYS_SECRET;
+  const secret = (typeof kid === 'string' && kid.length <= 64 ? await secretOf(kid) : undefined) ?? nobodys;
   let payload;
   try {
     ({ payload } = await jwtVerify(token, secret, {
@@ -58,7 +60,7 @@ export async function verifyCustomerToken(
   } catch {
     throw refused();
   }
-  if (secret === NOBODYS_SECRET) throw refused();
+  if (secret === nobodys) throw refused();
   const { exp, iat, sub } = payload as { exp: number; iat: number; sub: unknown };
   if (iat > now / 1000 + CLOCK_SKEW_SECONDS || exp - iat > MAX_LIFETIME_SECONDS) throw refused();
   const remoteId = typeof sub === 'string' ? parseRemoteId(sub) : null;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, webcrypto } from 'node:crypto';
 import { allocateIds } from '../db/dialect.js';
 import type { DB, StorefrontKeysTable } from '../db/tables.js';
 import { isoTime } from '../clock.js';
@@ -8,6 +8,8 @@ import { getShop, type Shop } from '../shops/repository.js';
 // Storefront keys (DESIGN.md section 10): `pk_…` is public (it names the key in a customer
 // token's `kid` and in X-Publishable-Key), `sks_…` signs customer tokens and is shown once.
 // A shop has several at once, so a secret can be rotated without a moment of refused tokens.
+
+type CryptoKey = webcrypto.CryptoKey;
 
 export const PUBLISHABLE_PREFIX = 'pk_';
 export const SECRET_PREFIX = 'sks_';
@@ -24,7 +26,8 @@ export interface StorefrontKeyJson {
 export interface LiveKey {
   id: number;
   shop: Shop;
-  secret: Uint8Array;
+  /** Imported once, not at each verification. */
+  secret: CryptoKey;
   origins: ReadonlySet<string>;
 }
 
@@ -106,6 +109,12 @@ export async function newestKey(db: DB, shopId: number): Promise<{ publishable_k
   return db.selectFrom('storefront_keys').select(['publishable_key', 'secret']).where('shop_id', '=', shopId).orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
+/** The secret as the key that verifies HS256 signatures: the whole `sks_…` string's bytes. */
+export function hmacKey(secret: string | Uint8Array): Promise<CryptoKey> {
+  const bytes = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
+  return webcrypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+}
+
 /** A live key by its publishable key, with its shop. */
 export async function findLiveKey(db: DB, publishableKey: string): Promise<LiveKey | undefined> {
   const row = await db
@@ -116,7 +125,7 @@ export async function findLiveKey(db: DB, publishableKey: string): Promise<LiveK
   if (row === undefined) return undefined;
   const shop = await getShop(db, Number(row.shop_id));
   if (shop === undefined) return undefined;
-  return { id: Number(row.id), shop, secret: new TextEncoder().encode(row.secret), origins: new Set(JSON.parse(row.allowed_origins) as string[]) };
+  return { id: Number(row.id), shop, secret: await hmacKey(row.secret), origins: new Set(JSON.parse(row.allowed_origins) as string[]) };
 }
 
 /** Whether some live key allows the origin: what a CORS preflight, which carries no key, can know. */
