@@ -5,10 +5,11 @@ import { orders } from './orders.js';
 import { overload } from './overload.js';
 import { redemptions } from './redemptions.js';
 import { workers } from './workers.js';
+import { storefront } from './storefront.js';
 
 import type { Benchmark } from './lib/benchmark.js';
 
 export type { Benchmark };
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions, workers };
+export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions, workers, storefront };

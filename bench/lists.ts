@@ -1,10 +1,10 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Benchmark } from './lib/benchmark.js';
-import { freePort, MAIN, mb, startServer } from './lib/server.js';
+import { freePort, MAIN, mb, startReference, startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
 
 // `npm run bench -- lists`: 1,000,000 customers imported with `loyalty import` (timed), then
@@ -16,7 +16,6 @@ const CUSTOMERS = 1_000_000;
 const SECONDS = 10;
 const WARMUP_SECONDS = 3;
 const CONNECTIONS = 10;
-const LIB = path.join(path.dirname(fileURLToPath(import.meta.url)), 'lib');
 
 function writeCustomers(file: string): void {
   const fd = fs.openSync(file, 'w');
@@ -33,21 +32,6 @@ function writeCustomers(file: string): void {
 
 function cli(databaseUrl: string, args: string[]): string {
   return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', maxBuffer: 1 << 26 });
-}
-
-/** A reference server of bench/lib (`script`), in a process of its own. */
-async function startReference(script: string, args: string[]): Promise<{ url: string; pid: number; stop(): void }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(LIB, script), String(port), ...args], { stdio: 'inherit' });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(url)).ok) break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  return { url, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 
 const cpu = (r: WrkResult) => (r.cpuUsPerRequest === null ? '' : `   server CPU ${r.cpuUsPerRequest.toFixed(0).padStart(5)} µs/req`);

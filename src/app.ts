@@ -14,7 +14,7 @@ import { registerHealth } from './http/health.js';
 import { registerJsonBody, requireBody } from './http/json-body.js';
 import { refuseBadPathIds } from './http/path-ids.js';
 import { registerMetrics } from './http/metrics.js';
-import { API_PREFIX, registerOpenApi } from './http/openapi.js';
+import { API_PREFIX, registerOpenApi, STOREFRONT_PREFIX } from './http/openapi.js';
 import { registerLoadShedding } from './http/overload.js';
 import { registerRateLimit } from './http/protection.js';
 import { registerReadConnection } from './http/read-connection.js';
@@ -27,6 +27,9 @@ import { registerEarningRoutes } from './earning/routes.js';
 import { registerRedemptionRoutes } from './redemptions/routes.js';
 import { registerReferralRoutes } from './referrals/routes.js';
 import { registerShopRoutes } from './shops/routes.js';
+import { registerStorefrontKeyRoutes } from './storefront/keys-routes.js';
+import { registerPanelRoutes } from './storefront/panel-routes.js';
+import { registerStorefrontRoutes } from './storefront/routes.js';
 import { registerTierRoutes } from './tiers/routes.js';
 import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
@@ -142,9 +145,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerTierRoutes(api);
       registerCustomerRoutes(api);
       registerWebhookRoutes(api);
+      registerStorefrontKeyRoutes(api);
     },
     { prefix: API_PREFIX },
   );
+  await app.register(async (storefront) => registerStorefrontRoutes(storefront), { prefix: STOREFRONT_PREFIX });
+  registerPanelRoutes(app);
 
   await app.ready();
   return app;

@@ -43,6 +43,12 @@ export interface Config {
     readonly max: number;
     readonly windowMs: number;
   };
+  /** Storefront API requests per customer and per client address, and their window (per process). */
+  readonly storefront: {
+    readonly customerMax: number;
+    readonly addressMax: number;
+    readonly windowMs: number;
+  };
   readonly idempotencyTtlHours: number;
   readonly expirySweepIntervalMs: number;
   readonly webhooks: {
@@ -133,6 +139,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     authFailures: {
       max: int(env, 'AUTH_FAILURES_MAX', 100, 1),
       windowMs: int(env, 'AUTH_FAILURES_WINDOW_MS', 60_000, 1000),
+    },
+    storefront: {
+      customerMax: int(env, 'STOREFRONT_RATE_LIMIT_CUSTOMER_MAX', 600, 1),
+      addressMax: int(env, 'STOREFRONT_RATE_LIMIT_ADDRESS_MAX', 3000, 1),
+      windowMs: int(env, 'STOREFRONT_RATE_LIMIT_WINDOW_MS', 60_000, 1000),
     },
     idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
     expirySweepIntervalMs: int(env, 'EXPIRY_SWEEP_INTERVAL_MS', 60_000, 0),

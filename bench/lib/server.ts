@@ -118,3 +118,18 @@ export async function startServer(databaseUrl: string | null, env: Record<string
 export function mb(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 }
+
+/** A reference server of bench/lib (`script`, compiled beside this file), in a process of its own; it answers on every path. */
+export async function startReference(script: string, args: string[]): Promise<{ url: string; pid: number; stop(): void }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(path.dirname(fileURLToPath(import.meta.url)), script), String(port), ...args], { stdio: 'inherit' });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(url)).ok) break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return { url, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+}

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import type { Config } from '../config.js';
+import type { DB } from '../db/tables.js';
 import { transaction } from '../db/dialect.js';
 import { shopRowCount } from '../db/counts.js';
 import { AppError } from '../errors.js';
@@ -52,6 +54,105 @@ function random(seed: number): () => number {
 /** The same seed every time: the first N customers of any demo are the same N, with the same orders. */
 const SEED = 20_260_115;
 
+export interface DemoSummary {
+  customers: number;
+  orders: number;
+  earning_rules: number;
+  rewards: number;
+  vip_tiers: number;
+  redemptions: number;
+  points_events: number;
+}
+
+/**
+ * Fills a shop with the demo's programme, customers (remote_id 1…count), orders and redemptions,
+ * through the services the API writes with; what was there already is left alone.
+ */
+export async function seedDemo(db: DB, config: Config, shopId: number, count: number, now: number): Promise<DemoSummary> {
+  const rand = random(SEED);
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
+
+  const people: Row[] = [];
+  const sales: Row[] = [];
+  const redeeming = new Set<number>();
+  for (let i = 1; i <= count; i++) {
+    const first = pick(FIRST);
+    const last = pick(LAST);
+    const body = { email: `${first}.${last}.${i}@example.com`.toLowerCase(), first_name: first, last_name: last, phone: null, birthday: `19${60 + Math.floor(rand() * 40)}-0${1 + Math.floor(rand() * 9)}-1${Math.floor(rand() * 9)}` };
+    people.push({ remote_id: i, ...columnsOf(customers, body, 'replace', now) });
+    for (let k = Math.floor(rand() * 4); k > 0; k--) {
+      const order = {
+        customer_remote_id: i,
+        total: Math.round(1000 + rand() * 15_000) / 100,
+        currency: 'EUR',
+        financial_status: pick(STATUSES),
+        total_refunded: 0,
+        placed_at: new Date(now - Math.floor(rand() * 365 * DAY_MS)).toISOString(),
+      };
+      // A partial refund gives back 30% of the total; a refunded order all of it.
+      if (order.financial_status !== 'paid' && order.financial_status !== 'pending') order.total_refunded = order.financial_status === 'refunded' ? order.total : Math.floor(order.total * 30) / 100;
+      sales.push({ remote_id: 100_000 + sales.length + 1, ...columnsOf(orders, order, 'replace', now) });
+    }
+    if (rand() < 0.2) redeeming.add(i);
+  }
+
+  // Customers already there keep their data and points: a second run credits no one twice.
+  const existing = await existingRecords(db, shopId, customers, people.map((p) => Number(p.remote_id)));
+  const newPeople = people.filter((p) => !existing.has(Number(p.remote_id)));
+  const newSales = sales.filter((s) => !existing.has(Number(s.customer_remote_id)));
+
+  const w: Writer = { shopId, now, config };
+  const eventsBefore = await shopRowCount(db, shopId, 'points_events');
+  const added = await transaction(db, async (trx) => {
+    // The programme first, so that customers and orders earn by it as they would by PUT:
+    // a signup bonus and a point per euro, unless the shop has its own rules of those kinds.
+    const kinds = new Set((await selectRecords(trx, shopId, earningRules).where('enabled', '=', 1).execute()).map((row) => row.kind));
+    const newRules = RULES.filter((r) => !kinds.has(r.kind)).map((r) => columnsOf(earningRules, r, 'create', now));
+    await createMany(trx, w, earningRules, newRules);
+    // Tiers before the customers, who reach them as they earn. A tier is added unless its
+    // name or threshold is taken (both are unique in a shop).
+    const taken = await createMany(trx, w, vipTiers, TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)));
+    // As an import would: the shop's customer.created webhooks hear of the new customers.
+    const upsert = async (r: typeof customers, rows: Row[]) => {
+      const refused = await upsertMany(trx, w, r, rows.map(({ remote_id, ...values }) => ({ id: Number(remote_id), values })));
+      if (refused.size > 0) throw new Error(`the demo's own ${r.table} were refused: ${JSON.stringify([...refused.values()][0])}`);
+    };
+    await upsert(customers, newPeople);
+    await upsert(orders, newSales);
+    const names = new Set((await selectRecords(trx, shopId, rewards).where('name', 'in', REWARDS.map((r) => r.name)).execute()).map((row) => row.name));
+    const newRewards = REWARDS.filter((r) => !names.has(r.name)).map((r) => columnsOf(rewards, r, 'create', now));
+    await createMany(trx, w, rewards, newRewards);
+    return { earning_rules: newRules.length, rewards: newRewards.length, vip_tiers: TIERS.length - taken.size };
+  });
+
+  // Some new customers redeem free shipping, when they can afford it, as POST /redemptions would.
+  const [shipping] = await selectRecords(db, shopId, rewards).where('name', '=', 'Free shipping').where('enabled', '=', 1).execute();
+  let redeemed = 0;
+  for (const p of newPeople) {
+    if (shipping === undefined || !redeeming.has(Number(p.remote_id))) continue;
+    redeemed += await transaction(db, async (trx) => {
+      try {
+        await redeem(trx, shopId, { rewardId: Number(shipping.id), customerIdentifier: String(p.remote_id) }, now);
+        return 1;
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'insufficient_balance') return 0;
+        throw error;
+      }
+    });
+  }
+  const created = (await shopRowCount(db, shopId, 'points_events')) - eventsBefore;
+  const summary: DemoSummary = {
+    customers: newPeople.length,
+    orders: newSales.length,
+    earning_rules: added.earning_rules,
+    rewards: added.rewards,
+    vip_tiers: added.vip_tiers,
+    redemptions: redeemed,
+    points_events: created,
+  };
+  return summary;
+}
+
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
@@ -68,89 +169,7 @@ export function registerDemoCommand(program: Command): void {
       const count = parseId(options.customers, '--customers');
       await withDatabase(async (database, config) => {
         if ((await getShop(database.db, shopId)) === undefined) throw new CliError(`no shop with id ${shopId}`);
-        const db = database.db;
-        const now = Date.now();
-        const rand = random(SEED);
-        const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
-
-        const people: Row[] = [];
-        const sales: Row[] = [];
-        const redeeming = new Set<number>();
-        for (let i = 1; i <= count; i++) {
-          const first = pick(FIRST);
-          const last = pick(LAST);
-          const body = { email: `${first}.${last}.${i}@example.com`.toLowerCase(), first_name: first, last_name: last, phone: null, birthday: `19${60 + Math.floor(rand() * 40)}-0${1 + Math.floor(rand() * 9)}-1${Math.floor(rand() * 9)}` };
-          people.push({ remote_id: i, ...columnsOf(customers, body, 'replace', now) });
-          for (let k = Math.floor(rand() * 4); k > 0; k--) {
-            const order = {
-              customer_remote_id: i,
-              total: Math.round(1000 + rand() * 15_000) / 100,
-              currency: 'EUR',
-              financial_status: pick(STATUSES),
-              total_refunded: 0,
-              placed_at: new Date(now - Math.floor(rand() * 365 * DAY_MS)).toISOString(),
-            };
-            // A partial refund gives back 30% of the total; a refunded order all of it.
-            if (order.financial_status !== 'paid' && order.financial_status !== 'pending') order.total_refunded = order.financial_status === 'refunded' ? order.total : Math.floor(order.total * 30) / 100;
-            sales.push({ remote_id: 100_000 + sales.length + 1, ...columnsOf(orders, order, 'replace', now) });
-          }
-          if (rand() < 0.2) redeeming.add(i);
-        }
-
-        // Customers already there keep their data and points: a second run credits no one twice.
-        const existing = await existingRecords(db, shopId, customers, people.map((p) => Number(p.remote_id)));
-        const newPeople = people.filter((p) => !existing.has(Number(p.remote_id)));
-        const newSales = sales.filter((s) => !existing.has(Number(s.customer_remote_id)));
-
-        const w: Writer = { shopId, now, config };
-        const eventsBefore = await shopRowCount(db, shopId, 'points_events');
-        const added = await transaction(db, async (trx) => {
-          // The programme first, so that customers and orders earn by it as they would by PUT:
-          // a signup bonus and a point per euro, unless the shop has its own rules of those kinds.
-          const kinds = new Set((await selectRecords(trx, shopId, earningRules).where('enabled', '=', 1).execute()).map((row) => row.kind));
-          const newRules = RULES.filter((r) => !kinds.has(r.kind)).map((r) => columnsOf(earningRules, r, 'create', now));
-          await createMany(trx, w, earningRules, newRules);
-          // Tiers before the customers, who reach them as they earn. A tier is added unless its
-          // name or threshold is taken (both are unique in a shop).
-          const taken = await createMany(trx, w, vipTiers, TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)));
-          // As an import would: the shop's customer.created webhooks hear of the new customers.
-          const upsert = async (r: typeof customers, rows: Row[]) => {
-            const refused = await upsertMany(trx, w, r, rows.map(({ remote_id, ...values }) => ({ id: Number(remote_id), values })));
-            if (refused.size > 0) throw new Error(`the demo's own ${r.table} were refused: ${JSON.stringify([...refused.values()][0])}`);
-          };
-          await upsert(customers, newPeople);
-          await upsert(orders, newSales);
-          const names = new Set((await selectRecords(trx, shopId, rewards).where('name', 'in', REWARDS.map((r) => r.name)).execute()).map((row) => row.name));
-          const newRewards = REWARDS.filter((r) => !names.has(r.name)).map((r) => columnsOf(rewards, r, 'create', now));
-          await createMany(trx, w, rewards, newRewards);
-          return { earning_rules: newRules.length, rewards: newRewards.length, vip_tiers: TIERS.length - taken.size };
-        });
-
-        // Some new customers redeem free shipping, when they can afford it, as POST /redemptions would.
-        const [shipping] = await selectRecords(db, shopId, rewards).where('name', '=', 'Free shipping').where('enabled', '=', 1).execute();
-        let redeemed = 0;
-        for (const p of newPeople) {
-          if (shipping === undefined || !redeeming.has(Number(p.remote_id))) continue;
-          redeemed += await transaction(db, async (trx) => {
-            try {
-              await redeem(trx, shopId, { rewardId: Number(shipping.id), customerIdentifier: String(p.remote_id) }, now);
-              return 1;
-            } catch (error) {
-              if (error instanceof AppError && error.code === 'insufficient_balance') return 0;
-              throw error;
-            }
-          });
-        }
-        const created = (await shopRowCount(db, shopId, 'points_events')) - eventsBefore;
-        const summary = {
-          customers: newPeople.length,
-          orders: newSales.length,
-          earning_rules: added.earning_rules,
-          rewards: added.rewards,
-          vip_tiers: added.vip_tiers,
-          redemptions: redeemed,
-          points_events: created,
-        };
+        const summary = await seedDemo(database.db, config, shopId, count, Date.now());
         output(options.json ?? false, summary, () =>
           Object.values(summary).every((n) => n === 0)
             ? `Shop ${shopId} already holds the demo data for ${count} customers: nothing to add.`

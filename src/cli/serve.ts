@@ -17,6 +17,9 @@ export async function bootstrap(db: DB, config: Config, log: Pick<FastifyBaseLog
   const now = systemClock();
   const shop = await createShop(db, { name: 'Demo shop', points_expiry_days: 365 }, now);
   const { token } = await createToken(db, shop.id, 'bootstrap', now);
+  // Its programme, customers and a storefront key, for GET /storefront/demo.
+  const { makeDemoStorefront } = await import('../storefront/demo.js');
+  await makeDemoStorefront(db, config, shop.id, now);
   log.info({ shop_id: shop.id }, 'created a demo shop on the empty database');
   return token;
 }
@@ -36,6 +39,7 @@ export function printWelcome(config: Config, port: number, token: string): void 
       `  curl -H "Authorization: Bearer ${token}" ${base}/merchant_api/v1/shop`,
       '',
       `API reference: ${base}/docs`,
+      `Shopper's loyalty panel (demo customer): ${base}/storefront/demo`,
       '',
     ].join('\n'),
   );

@@ -1,3 +1,5 @@
+import { notFound } from '../errors.js';
+
 // IDs as they appear in paths and bodies: remote_ids synced from the commerce platform and the
 // API's own record IDs alike are positive integers that stay exact as JSON numbers.
 
@@ -9,4 +11,11 @@ export function parseRemoteId(text: string): number | null {
   if (!/^[1-9]\d{0,15}$/.test(text)) return null;
   const id = Number(text);
   return id <= MAX_REMOTE_ID ? id : null;
+}
+
+/** A path's ID, or 404 naming `what` (thrown inside a write, so that a retried key replays it). */
+export function pathId(text: string, what: string): number {
+  const id = parseRemoteId(text);
+  if (id === null) throw notFound(what, text);
+  return id;
 }

@@ -16,6 +16,8 @@ export interface ShopsTable {
   vip_tier_window: Generated<string>;
   /** The first day (days since 1970, UTC) of the window the shop's customers were last re-tiered for. */
   tier_window_from: Generated<number>;
+  /** 1 for the demo shop `npm start` created on an empty database (GET /storefront/demo). */
+  demo?: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -363,6 +365,24 @@ export interface EarningRulesTable extends Timestamps {
   credits_amount: number | null;
 }
 
+/** A storefront key (storefront/keys.ts); allowed_origins is a JSON array of origins. */
+export interface StorefrontKeysTable {
+  shop_id: number;
+  id: number;
+  publishable_key: string;
+  secret: string;
+  allowed_origins: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One allowed origin of a storefront key, found by origin when a CORS preflight carries no key. */
+export interface StorefrontKeyOriginsTable {
+  shop_id: number;
+  key_id: number;
+  origin: string;
+}
+
 export interface Tables {
   shops: ShopsTable;
   api_tokens: ApiTokensTable;
@@ -388,6 +408,8 @@ export interface Tables {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  storefront_keys: StorefrontKeysTable;
+  storefront_key_origins: StorefrontKeyOriginsTable;
 }
 
 export type DB = Kysely<Tables>;

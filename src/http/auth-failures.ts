@@ -16,9 +16,11 @@ interface Window {
 export class AuthFailures {
   readonly #windows = new Map<string, Window>();
 
+  /** Also counts other things per key (the storefront's requests per address and per customer), with their own message. */
   constructor(
     readonly max: number,
     readonly windowMs: number,
+    readonly message = 'Too many requests with unknown or revoked API tokens from this address; retry after the time in Retry-After',
   ) {}
 
   /**
@@ -33,12 +35,19 @@ export class AuthFailures {
       return undefined;
     }
     const seconds = Math.ceil((window.resetAt - now) / 1000);
-    return new AppError('rate_limited', `Too many requests with unknown or revoked API tokens from this address; retry after the time in Retry-After`, {
+    return new AppError('rate_limited', this.message, {
       headers: { 'retry-after': String(seconds) },
     });
   }
 
-  record(address: string, now = performance.now()): void {
+  /** Throws the address's refusal, if it has one (limits where no live token can be told apart). */
+  check(address: string, now = performance.now()): void {
+    const refusal = this.refusal(address, now);
+    if (refusal !== undefined) throw refusal;
+  }
+
+  /** Counts one more for the address; returns its window as it now stands. */
+  record(address: string, now = performance.now()): Readonly<Window> {
     let window = this.#windows.get(address);
     if (window === undefined || now >= window.resetAt) {
       this.#windows.delete(address);
@@ -46,5 +55,6 @@ export class AuthFailures {
       this.#windows.set(address, (window = { failures: 0, resetAt: now + this.windowMs }));
     }
     window.failures++;
+    return window;
   }
 }

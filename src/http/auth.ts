@@ -29,15 +29,15 @@ export function tokenFromHeader(header: string | undefined): string | null {
 export const TOKEN_CACHE_MS = 2000;
 const TOKEN_CACHE_SIZE = 10_000;
 
-interface Cached {
-  shop: Shop;
+interface Cached<T> {
+  value: T;
   /** When the lookup that found it began: it is trusted until TOKEN_CACHE_MS after that. */
   since: number;
   generation: number;
 }
 
-interface Lookup {
-  shop: Promise<Shop | undefined>;
+interface Lookup<T> {
+  value: Promise<T | undefined>;
   generation: number;
 }
 
@@ -49,50 +49,54 @@ interface Lookup {
  * share one lookup. Under a flood of requests, every expiry would otherwise send all those in
  * flight to the database's line at once, each waiting there before its real work.
  */
-class TokenCache {
-  readonly #entries = new Map<string, Cached>();
-  readonly #lookups = new Map<string, Lookup>();
+export class TokenCache<T extends object> {
+  readonly #entries = new Map<string, Cached<T>>();
+  readonly #lookups = new Map<string, Lookup<T>>();
 
-  constructor(readonly find: (token: string) => Promise<Shop | undefined>) {}
+  /** `generation` counts this process's changes that make what was found stale (shopsGeneration). */
+  constructor(
+    readonly find: (token: string) => Promise<T | undefined>,
+    readonly generation: () => number = shopsGeneration,
+  ) {}
 
-  /** The shop of a token found live lately; undefined when it must be looked up (lookUp). */
-  cached(token: string): Shop | undefined {
+  /** What a token found live lately stands for; undefined when it must be looked up (lookUp). */
+  cached(token: string): T | undefined {
     const cached = this.#entries.get(token);
-    if (cached !== undefined && cached.generation === shopsGeneration()) {
+    if (cached !== undefined && cached.generation === this.generation()) {
       const age = performance.now() - cached.since;
       if (age < TOKEN_CACHE_MS) {
         // A refresh that fails leaves the entry to expire; the next request tries again.
-        if (age >= TOKEN_CACHE_MS / 2) this.#lookup(token).shop.catch(() => {});
-        return cached.shop;
+        if (age >= TOKEN_CACHE_MS / 2) this.#lookup(token).value.catch(() => {});
+        return cached.value;
       }
     }
     return undefined;
   }
 
-  /** The shop of a live token, from the database; undefined when it is unknown or revoked. */
-  lookUp(token: string): Promise<Shop | undefined> {
-    return this.#lookup(token).shop;
+  /** What a live token stands for, from the database; undefined when it is unknown or revoked. */
+  lookUp(token: string): Promise<T | undefined> {
+    return this.#lookup(token).value;
   }
 
-  #lookup(token: string): Lookup {
+  #lookup(token: string): Lookup<T> {
     // Taken before the lookup: a change made meanwhile makes what it finds stale at once, and a
     // request made after the change does not join it.
-    const generation = shopsGeneration();
+    const generation = this.generation();
     const pending = this.#lookups.get(token);
     if (pending !== undefined && pending.generation === generation) return pending;
     const since = performance.now();
-    const lookup: Lookup = {
+    const lookup: Lookup<T> = {
       generation,
-      shop: this.find(token)
-        .then((shop) => {
-          if (shop === undefined) {
+      value: this.find(token)
+        .then((value) => {
+          if (value === undefined) {
             this.#entries.delete(token);
-            return shop;
+            return value;
           }
           if (this.#entries.size >= TOKEN_CACHE_SIZE && !this.#entries.has(token)) this.#entries.clear();
           // Shared by the requests that follow: frozen so that none can change it for the others.
-          this.#entries.set(token, { shop: Object.freeze(shop), since, generation });
-          return shop;
+          this.#entries.set(token, { value: Object.freeze(value), since, generation });
+          return value;
         })
         .finally(() => {
           if (this.#lookups.get(token) === lookup) this.#lookups.delete(token);
@@ -103,7 +107,7 @@ class TokenCache {
   }
 }
 
-async function authenticate(request: FastifyRequest, cache: TokenCache, failures: AuthFailures, known: KnownTokens): Promise<void> {
+async function authenticate(request: FastifyRequest, cache: TokenCache<Shop>, failures: AuthFailures, known: KnownTokens): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
@@ -123,7 +127,7 @@ async function authenticate(request: FastifyRequest, cache: TokenCache, failures
 
 /** Every route registered in this scope requires a live token. */
 export function registerAuth(app: FastifyInstance): void {
-  const cache = new TokenCache((token) => findShopByToken(app.db, token));
+  const cache = new TokenCache<Shop>((token) => findShopByToken(app.db, token));
   const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
   const known = new KnownTokens(() => liveTokenHashes(app.db));
   app.decorateRequest('shop', null as unknown as Shop);

@@ -27,6 +27,19 @@ function readKey(request: FastifyRequest): string | null {
   return key;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Narrows Idempotency-Keys inside the shop: a storefront customer's keys are their own (storefront/). */
+    idempotencyScope?: string;
+  }
+}
+
+/** The key as stored: a scoped one after its scope and a newline, which no header value holds. */
+function storedKey(request: FastifyRequest, key: string): string {
+  const scope = request.idempotencyScope;
+  return scope === undefined ? key : `${scope}\n${key}`;
+}
+
 function fingerprint(request: FastifyRequest): string {
   return createHash('sha256')
     .update(`${request.method} ${request.url}\n`)
@@ -63,7 +76,7 @@ async function storedOutcome(db: DB, request: FastifyRequest, key: string, now: 
     .selectFrom('idempotency_keys')
     .select(['request_hash', 'status_code', 'response_body', 'created_at'])
     .where('shop_id', '=', request.shop.id)
-    .where('key', '=', key)
+    .where('key', '=', storedKey(request, key))
     .executeTakeFirst();
   if (stored === undefined || Number(stored.created_at) <= now - request.server.config.idempotencyTtlHours * 3_600_000) return undefined;
   if (stored.request_hash !== fingerprint(request)) {
@@ -125,7 +138,8 @@ export async function runWrite(request: FastifyRequest, reply: FastifyReply, wor
   }
 
   const shopId = request.shop.id;
-  const lockName = `idempotency:${shopId}:${key}`;
+  const keyAsStored = storedKey(request, key);
+  const lockName = `idempotency:${shopId}:${keyAsStored}`;
   const release = claim(app.db, lockName);
   if (release === null) throw inUse();
   try {
@@ -136,13 +150,13 @@ export async function runWrite(request: FastifyRequest, reply: FastifyReply, wor
       const stored = await storedOutcome(trx, request, key, now);
       if (stored !== undefined) return stored;
       // An expired row under this key is replaced.
-      await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', key).execute();
+      await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', keyAsStored).execute();
       const result = await work(trx);
       reply.code(result.status);
       const payload = String(reply.serialize(result.body));
       await trx
         .insertInto('idempotency_keys')
-        .values({ shop_id: shopId, key, request_hash: fingerprint(request), status_code: result.status, response_body: payload, created_at: now })
+        .values({ shop_id: shopId, key: keyAsStored, request_hash: fingerprint(request), status_code: result.status, response_body: payload, created_at: now })
         .execute();
       return { status: result.status, payload, replayed: false };
     });

@@ -7,6 +7,8 @@ import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders }
 import { ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
 
 export const API_PREFIX = '/merchant_api/v1';
+/** The shopper's side (storefront/): its own auth, and the same conventions for writes. */
+export const STOREFRONT_PREFIX = '/storefront_api/v1';
 
 /** Every tag a route may use, with its description (the OpenAPI linter rejects undefined tags). */
 export const TAGS: { name: string; description: string }[] = [
@@ -21,6 +23,8 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },
   { name: 'Referrals', description: 'Customers referring customers' },
   { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },
+  { name: 'Storefront keys', description: 'Keys that let shoppers use their own account from the storefront (customer tokens, CORS)' },
+  { name: 'Storefront', description: 'The shopper\'s own account, under /storefront_api/v1, with a customer token (or a publishable key)' },
   { name: 'Operations', description: 'Health and readiness probes' },
 ];
 
@@ -31,6 +35,7 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created'
 export function operationId(method: string, url: string): string {
   const parts = url
     .replace(API_PREFIX, '')
+    .replace(STOREFRONT_PREFIX, '/storefront')
     .split('/')
     .filter(Boolean)
     .map((part) => (part.startsWith(':') ? `By${pascal(part.slice(1))}` : pascal(part)));
@@ -52,7 +57,7 @@ const IdempotencyHeader = Type.Object({
 // declared once in components.headers, see HEADERS).
 const REQUEST_ID_HEADER = { 'X-Request-Id': { type: 'string', description: 'Identifies the request in our logs; quote it when asking for help', examples: ['req_2Vq8dJcKx1aQ'] } };
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this shop', examples: [6000] },
+  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this shop (storefront: this customer, or this address)', examples: [6000] },
   'RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window', examples: [5999] },
   'RateLimit-Reset': { type: 'integer', description: 'Seconds until the window resets', examples: [60] },
 };
@@ -73,7 +78,7 @@ const HEADERS: SharedHeaders = Object.fromEntries(
 
 function responseHeaders(url: string, replayable: boolean, status: string): Record<string, unknown> {
   // The rate limit counts a shop's requests once authenticated: a 401 has no shop to count.
-  if (!url.startsWith(API_PREFIX) || status === '401') return REQUEST_ID_HEADER;
+  if (!(url.startsWith(API_PREFIX) || url.startsWith(STOREFRONT_PREFIX)) || status === '401') return REQUEST_ID_HEADER;
   const success = status.startsWith('2');
   return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && replayable ? REPLAYED_HEADER : {}) };
 }
@@ -90,7 +95,7 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
   const replayable = takesIdempotencyKey(method, route.config);
   // @fastify/swagger marks every body required; useComponents drops that where a route reads none as {}.
   if (route.config?.optionalBody === true) out['x-optional-body'] = true;
-  if (url.startsWith(API_PREFIX) && replayable && out.headers === undefined) out.headers = IdempotencyHeader;
+  if ((url.startsWith(API_PREFIX) || url.startsWith(STOREFRONT_PREFIX)) && replayable && out.headers === undefined) out.headers = IdempotencyHeader;
   if (out.response !== undefined) {
     const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };
     if (OTHER_ERRORS.statuses.every((status) => status in responses)) {
@@ -140,6 +145,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'A shop API token (`lty_…`), created with `loyalty tokens create`' },
           tokenAuth: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'The same token without `Bearer `' },
+          customerToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'A customer token: an HS256 JWT with `kid` a publishable key, `sub` the remote_id, `iat` and `exp` (at most 24 h later), signed with the key\'s secret',
+          },
+          publishableKey: { type: 'apiKey', in: 'header', name: 'X-Publishable-Key', description: 'A storefront key\'s publishable key (`pk_…`)' },
         },
       },
       security: [{ bearerAuth: [] }, { tokenAuth: [] }],

@@ -24,7 +24,7 @@ const orList = (words: string[]) => (words.length < 2 ? words.join('') : `${word
 /** `an order`, `a VIP tier`, `a subscription billing attempt`. */
 const aOrAn = (noun: string) => `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
 
-const Deleted = Type.Object(
+export const Deleted = Type.Object(
   { id: Type.Integer({ examples: [42] }), deleted: Type.Literal(true) },
   { $id: 'DeletedRecord', title: 'DeletedRecord', description: 'What DELETE answers: the record is gone for good' },
 );

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { parseRemoteId } from '../core/ids.js';
+import { pathId } from '../core/ids.js';
 import { CUSTOMER_FILTER, filteredCustomer } from '../customers/filter.js';
 import { registerCustomerList } from '../customers/sub-lists.js';
 import { shopRowCount } from '../db/counts.js';
@@ -21,13 +21,6 @@ const IdParams = Type.Object({ id: PathId('The redemption\'s id', 31) });
 const RewardParams = Type.Object({ id: PathId('The reward\'s id', 12) });
 
 const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
-
-/** A path ID, or 404 (thrown inside the write, so that a retried key replays it). */
-function pathId(text: string, what: string): number {
-  const id = parseRemoteId(text);
-  if (id === null) throw notFound(what, text);
-  return id;
-}
 
 /** Redemptions, and the code pools of rewards. */
 export function registerRedemptionRoutes(server: FastifyInstance): void {

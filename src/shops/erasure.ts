@@ -23,6 +23,9 @@ const erased = <T extends ShopTable>(table: T, ...key: (keyof Tables[T] & string
  */
 const ERASED = [
   erased('idempotency_keys', 'key'),
+  // Customer tokens are refused once their key is gone.
+  erased('storefront_key_origins', 'key_id', 'origin'),
+  erased('storefront_keys', 'id'),
   erased('webhook_attempts', 'delivery_id', 'attempt'),
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),

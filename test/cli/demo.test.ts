@@ -4,20 +4,13 @@ import { API } from '../helpers/app.js';
 import { cliContext, type CliContext, type CliShop } from '../helpers/cli.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import type { DemoSummary } from '../../src/cli/demo.js';
 
 // `loyalty demo --shop <id> --customers N`: sample data a merchant can try the API on, checked
 // over HTTP for what a merchant would rely on (balances that the ledger explains). Re-running it
 // is harmless: customers already there are left alone, so nothing is credited twice.
 
-interface Seeded {
-  customers: number;
-  orders: number;
-  earning_rules: number;
-  rewards: number;
-  vip_tiers: number;
-  redemptions: number;
-  points_events: number;
-}
+type Seeded = DemoSummary;
 
 interface Snapshot {
   customers: any[];

@@ -197,6 +197,7 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
     await send('PUT', 'subscription_contracts/77', { customer_remote_id: 1, status: 'active', next_billing_date: '2027-01-01T00:00:00.000Z' });
     await send('POST', 'memberships/subscription_billing_attempts', { subscription_contract_remote_id: 77, status: 'succeeded', amount: 19.9, currency: 'EUR' });
     await send('DELETE', 'customers/12');
+    await send('POST', 'storefront_keys', { allowed_origins: ['https://shop.example'] });
     await deliverDueWebhooks(t.database.db, { clock: Date.now, transport: async () => ({ status: 200 }), timeoutMs: 1000, batchSize: 50, allowPrivateAddresses: true });
     return target;
   };

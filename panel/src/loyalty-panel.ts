@@ -1,0 +1,112 @@
+import { inWords, StorefrontClient } from './client.js';
+import { STYLES } from './styles.js';
+import { render, type EarningRule, type Me, type PointsEvent, type Redeemed, type Reward, type State } from './view.js';
+
+// <loyalty-panel api-base="…" publishable-key="pk_…" token="…" | token-url="…">: a shopper's
+// own loyalty account on the merchant's page (DESIGN.md section 10). A plain custom element
+// with shadow DOM and no framework, so it costs the host page one small module.
+
+const HISTORY_SIZE = 10;
+
+const newKey = () => (typeof crypto.randomUUID === 'function' ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(36).slice(2)}`);
+
+export class LoyaltyPanel extends HTMLElement {
+  static readonly observedAttributes = ['api-base', 'publishable-key', 'token', 'token-url'];
+  readonly #root: ShadowRoot;
+  #client: StorefrontClient | null = null;
+  #state: State = { rules: [], me: null, rewards: [], events: [], redeemed: null, busy: null, error: null, copied: false };
+  /** The reward being redeemed and the Idempotency-Key its retries reuse. */
+  #pending: { rewardId: number; key: string } | null = null;
+
+  constructor() {
+    super();
+    this.#root = this.attachShadow({ mode: 'open' });
+    this.#root.addEventListener('click', (event) => this.#clicked(event));
+  }
+
+  connectedCallback(): void {
+    this.#schedule();
+  }
+
+  attributeChangedCallback(): void {
+    this.#client = null;
+    if (this.isConnected) this.#schedule();
+  }
+
+  #scheduled = false;
+
+  /** One refresh for the attributes set together (an upgrade sets each one in turn). */
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      void this.refresh();
+    });
+  }
+
+  get #api(): StorefrontClient {
+    this.#client ??= new StorefrontClient({
+      apiBase: (this.getAttribute('api-base') ?? '').replace(/\/+$/, ''),
+      publishableKey: this.getAttribute('publishable-key') ?? '',
+      token: this.getAttribute('token'),
+      tokenUrl: this.getAttribute('token-url'),
+    });
+    return this.#client;
+  }
+
+  #set(changes: Partial<State>): void {
+    this.#state = { ...this.#state, ...changes };
+    this.#root.innerHTML = `<style>${STYLES}</style>${render(this.#state)}`;
+  }
+
+  /** Reads the account, the rewards and the latest history again. */
+  async refresh(): Promise<void> {
+    try {
+      const [programme, me, rewards, events] = await Promise.all([
+        this.#api.programme<{ data: { earning_rules: EarningRule[] } }>(),
+        this.#api.request<{ data: Me }>('GET', '/me'),
+        this.#api.request<{ data: Reward[] }>('GET', '/me/rewards'),
+        this.#api.request<{ data: PointsEvent[] }>('GET', `/me/points_events?pagination[per_page]=${HISTORY_SIZE}&sort[order_direction]=desc`),
+      ]);
+      this.#set({ rules: programme.data.earning_rules, me: me.data, rewards: rewards.data, events: events.data, error: null });
+    } catch (error) {
+      this.#set({ error: inWords(error) });
+    }
+  }
+
+  async #redeem(rewardId: number): Promise<void> {
+    // A retry of the same reward after a failure reuses the key: it can never spend twice.
+    if (this.#pending?.rewardId !== rewardId) this.#pending = { rewardId, key: newKey() };
+    this.#set({ busy: rewardId, error: null, copied: false });
+    try {
+      const { data } = await this.#api.request<{ data: Redeemed }>('POST', '/me/redemptions', { reward_id: rewardId }, this.#pending.key);
+      this.#pending = null;
+      this.#set({ redeemed: data, busy: null });
+      this.dispatchEvent(new CustomEvent('loyalty-redeemed', { detail: data, bubbles: true, composed: true }));
+      await this.refresh();
+    } catch (error) {
+      this.#set({ busy: null, error: inWords(error) });
+    }
+  }
+
+  async #copy(): Promise<void> {
+    const code = this.#state.redeemed?.code;
+    if (code === undefined) return;
+    try {
+      await navigator.clipboard.writeText(code);
+      this.#set({ copied: true });
+    } catch {
+      this.#set({ error: 'The code could not be copied; select it and copy it by hand.' });
+    }
+  }
+
+  #clicked(event: Event): void {
+    const button = (event.target as Element | null)?.closest('button');
+    if (button === null || button === undefined || button.disabled) return;
+    if (button.dataset.reward !== undefined) void this.#redeem(Number(button.dataset.reward));
+    else if (button.dataset.copy !== undefined) void this.#copy();
+  }
+}
+
+if (!customElements.get('loyalty-panel')) customElements.define('loyalty-panel', LoyaltyPanel);
