@@ -29,6 +29,7 @@ import { registerShopRoutes } from './shops/routes.js';
 import { registerTierRoutes } from './tiers/routes.js';
 import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
+import { registerReportRoutes } from './reports/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -139,6 +140,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerTierRoutes(api);
       registerCustomerRoutes(api);
       registerWebhookRoutes(api);
+      registerReportRoutes(api);
     },
     { prefix: API_PREFIX },
   );

@@ -72,7 +72,7 @@ export async function releasePendingPoints(db: DB, now: number): Promise<number>
       await updateRows(trx, 'orders', ['shop_id', 'remote_id'], orders.map((o) => ({ shop_id: shopId, remote_id: Number(o.remote_id), points_pending: 0, pending_release_at: null })));
       const released = new Map<number, number>();
       for (const o of orders) released.set(Number(o.points_customer_remote_id), (released.get(Number(o.points_customer_remote_id)) ?? 0) - Number(o.points_pending));
-      await addPendingPoints(trx, shopId, released);
+      await addPendingPoints(trx, shopId, released, now);
     }
     return due.length;
   });

@@ -4,6 +4,7 @@ import { lockedRows, updateRows } from '../db/dialect.js';
 import type { DB, OrdersTable } from '../db/tables.js';
 import { lockBalances } from '../ledger/balances.js';
 import { postEvents, type Posting } from '../ledger/post.js';
+import { addPendingTotals } from '../ledger/totals.js';
 import { completeReferralsOf } from '../referrals/service.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { tiersOf } from '../tiers/tiers.js';
@@ -118,7 +119,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
       return row;
     }),
   );
-  await addPendingPoints(trx, shopId, pendingDelta);
+  await addPendingPoints(trx, shopId, pendingDelta, now);
   await completeReferralsOf(trx, shopId, [...paidBy.values()], now);
   return postings.length;
 }
@@ -148,7 +149,8 @@ async function dateClawbacks(trx: DB, shopId: number, postings: readonly Posting
 }
 
 /** Changes the customers' pending points (after any posting of the same transaction). */
-export async function addPendingPoints(trx: DB, shopId: number, deltas: ReadonlyMap<number, number>): Promise<void> {
+export async function addPendingPoints(trx: DB, shopId: number, deltas: ReadonlyMap<number, number>, now: number): Promise<void> {
+  await addPendingTotals(trx, shopId, now, [...deltas.values()].reduce((sum, delta) => sum + delta, 0));
   for (const [remoteId, delta] of deltas) {
     if (delta === 0) continue;
     await sql`update customers set points_pending = points_pending + ${delta} where shop_id = ${shopId} and remote_id = ${remoteId}`.execute(trx);

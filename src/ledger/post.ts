@@ -7,6 +7,7 @@ import { LotQueue, type Consumption, type Lot } from './lot-queue.js';
 import { fifoLots, NEVER, nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
 import type { PointsEvent } from './schemas.js';
 import type { WebhookTopic } from '../events/topics.js';
+import { totalsWrites } from './totals.js';
 import { retier, tiersOf } from '../tiers/tiers.js';
 import { changeEarnedDays, dayOf } from '../tiers/window.js';
 
@@ -374,10 +375,14 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     created_at: now,
   }));
   const consumptions: LotConsumptionsTable[] = planned.flatMap((p, i) => p.consumptions.map((c) => ({ shop_id: shopId, event_id: eventIds[i]!, lot_id: c.lot.id, amount: c.amount })));
+  // The report's aggregates, in the same statement (totals.ts).
+  let holders = 0;
+  for (const state of states.values()) holders += Number(state.storedPoints > 0) - Number(state.before.stored.points > 0);
   await writeRows(trx, [
     { insert: 'points_events', rows: events },
     { insert: 'points_lots', rows: lots },
     { insert: 'lot_consumptions', rows: consumptions },
+    ...totalsWrites(trx, shopId, events, { holders }),
   ]);
 
   // The events as the API shows them are built when asked for: an answer or a webhook needs

@@ -12,6 +12,7 @@ import * as m010 from './010_referrals.js';
 import * as m011 from './011_tiers.js';
 import * as m012 from './012_redactions.js';
 import * as m013 from './013_tier_windows.js';
+import * as m015 from './015_reports.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '011_tiers': m011,
   '012_redactions': m012,
   '013_tier_windows': m013,
+  '015_reports': m015,
 };
