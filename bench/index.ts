@@ -4,6 +4,7 @@ import { lists } from './lists.js';
 import { orders } from './orders.js';
 import { overload } from './overload.js';
 import { redemptions } from './redemptions.js';
+import { reports } from './reports.js';
 
 export interface Benchmark {
   description: string;
@@ -11,4 +12,4 @@ export interface Benchmark {
 }
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions };
+export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions, reports };

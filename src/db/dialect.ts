@@ -200,7 +200,11 @@ export async function writeRows(trx: DB, writes: readonly RowWrite[]): Promise<v
     if ('insertSelect' in write) {
       // Rows read by a SELECT: all in one statement (they are few: an aggregate's deltas).
       if (postgres) fold(postgresSelect(write, JSON.stringify(write.rows)), write.rows.length);
-      else await sqliteSelect(write, columns).execute(trx);
+      else {
+        // The SELECT adds up each statement's rows: an upsert that adds may take them in parts.
+        const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
+        for (let i = 0; i < write.rows.length; i += size) await sqliteSelect(write, write.rows.slice(i, i + size), columns).execute(trx);
+      }
       continue;
     }
     if (postgres) {
@@ -254,8 +258,8 @@ function postgresSelect(write: RowSelect, json: string): RawBuilder<unknown> {
   return sql`${sql.raw(target + before)}json_populate_recordset(null::${sql.table(write.rowsOf)}, ${json}::json) v${sql.raw(after + upsertOf(write.insertSelect, write.onConflict))}`;
 }
 
-function sqliteSelect(write: RowSelect, columns: readonly string[]): RawBuilder<unknown> {
-  const values = sql.join(write.rows.map((row) => sql`(${sql.join(columns.map((c) => (row as Record<string, unknown>)[c]))})`));
+function sqliteSelect(write: RowSelect, rows: readonly object[], columns: readonly string[]): RawBuilder<unknown> {
+  const values = sql.join(rows.map((row) => sql`(${sql.join(columns.map((c) => (row as Record<string, unknown>)[c]))})`));
   const target = `insert into "${write.insertSelect}" (${write.columns.map(quote).join(', ')}) `;
   // SQLite reads an ON CONFLICT after a SELECT as a join's ON unless the SELECT has a WHERE.
   return sql`with v(${sql.raw(columns.map(quote).join(', '))}) as (values ${values}) ${sql.raw(target + write.select('v') + upsertOf(write.insertSelect, write.onConflict))}`;

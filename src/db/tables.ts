@@ -387,6 +387,21 @@ export interface LedgerTotalsTable {
   customers_with_points: number;
 }
 
+/** How many customers hold each VIP tier; kept by triggers (migration 015). */
+export interface TierMembersTable {
+  shop_id: number;
+  vip_tier_id: number;
+  n: number;
+}
+
+/** How many redemptions of each reward were made each UTC day; kept by a trigger (migration 015). */
+export interface RewardRedemptionDaysTable {
+  shop_id: number;
+  reward_id: number;
+  day: number;
+  n: number;
+}
+
 export type EarningRuleKind = 'order' | 'signup' | 'birthday' | 'referral_referrer' | 'referral_friend' | 'subscription_billing';
 
 export interface EarningRulesTable extends Timestamps {
@@ -425,6 +440,8 @@ export interface Tables {
   ledger_quarters: LedgerQuartersTable;
   ledger_days: LedgerDaysTable;
   ledger_totals: LedgerTotalsTable;
+  tier_members: TierMembersTable;
+  reward_redemption_days: RewardRedemptionDaysTable;
   earning_rules: EarningRulesTable;
   vip_tier_changes: VipTierChangesTable;
   vip_tiers: VipTiersTable;

@@ -72,4 +72,18 @@ export const TOTALS_CHECKS: Check[] = [
     () => sql`(select shop_id, sum(points_balance) as points, sum(credits_balance) as credits, sum(points_pending) as pending from customers group by shop_id)`,
     ['points', 'credits', 'pending'],
   ),
+  sameRows(
+    'tier_members = the customers holding each tier',
+    'vip_tier_id',
+    sql`(select shop_id, vip_tier_id, n from tier_members where n <> 0)`,
+    () => sql`(select shop_id, vip_tier_id, count(*) as n from customers where vip_tier_id is not null group by shop_id, vip_tier_id)`,
+    ['n'],
+  ),
+  sameRows(
+    'reward_redemption_days = the redemptions of each reward per day',
+    'day',
+    sql`(select shop_id, day, n, reward_id from reward_redemption_days)`,
+    () => sql`(select shop_id, created_at / ${sql.lit(86_400_000)} as day, count(*) as n, reward_id from redemptions group by shop_id, reward_id, created_at / ${sql.lit(86_400_000)})`,
+    ['reward_id', 'n'],
+  ),
 ];

@@ -4,8 +4,9 @@ import { Type, type Static } from 'typebox';
 import { dateDay } from '../core/time-zones.js';
 import { type ErrorDetail } from '../errors.js';
 import { assertParams, queryParams, readParams } from '../http/query.js';
-import { errorResponses } from '../http/schemas.js';
+import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { FLOW_KINDS } from '../ledger/totals.js';
+import { ProgrammeReport, programmeReport } from './programme.js';
 import { MAX_PERIODS, periodJson, periodsOf, pointsReport, type Interval } from './points-report.js';
 
 const TAGS = ['Reports'];
@@ -90,5 +91,18 @@ export function registerReportRoutes(server: FastifyInstance): void {
       // The columns of each kind are made from FLOW_KINDS, as the schema's are.
       return { data: (await pointsReport(request.db, request.shop.id, from, to, interval)).map(periodJson) as Static<typeof PointsReportPeriod>[] };
     },
+  );
+
+  app.get(
+    '/reports/programme',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'The programme in figures',
+        description: 'Customers, balances, tiers and redemptions of the last 30 days, from counters kept as they change: the same cost whatever the shop\'s size.',
+        response: { 200: DataEnvelope(ProgrammeReport), ...errorResponses('read') },
+      },
+    },
+    async (request) => ({ data: await programmeReport(request.db, request.shop.id, app.clock()) }),
   );
 }

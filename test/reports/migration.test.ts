@@ -44,7 +44,7 @@ describe(`migration 015: the aggregates of an existing ledger (${TEST_DIALECT})`
     expect(await migrateToLatest(t.database.db)).toContain('015_reports');
 
     expect(await pointsReport(t, '2026-01-31', '2026-05-01')).toEqual(before);
-    expect(before.some((p) => p.points_expired > 0) && before.some((p) => p.points_deducted > 0)).toBe(true);
+    expect(before.some((p) => p.points_expired! > 0) && before.some((p) => p.points_deducted! > 0)).toBe(true);
     expect(before.at(-1)!.points_outstanding_end).toBeGreaterThan(0);
     await expectConsistentLedger(t);
     expect((await t.request('GET', `${API}/shop`)).json().data.timezone).toBe('UTC');

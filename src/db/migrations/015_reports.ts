@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { shopTable } from './_schema.js';
+import { isPostgres, shopTable } from './_schema.js';
 
 // Reports (docs/reports.md): the shop's time zone, and the ledger's aggregates kept by every
 // writer of points events: per shop and UTC quarter hour (which no time zone's day boundary
@@ -11,6 +11,7 @@ import { shopTable } from './_schema.js';
 const KINDS = ['earned', 'redeemed', 'deducted', 'expired', 'reversed', 'clawed_back'] as const;
 const COLUMNS = [...KINDS.map((k) => `points_${k}`), 'points_pending', ...KINDS.map((k) => `credits_${k}`)];
 const QUARTER_MS = 900_000;
+const DAY_MS = 86_400_000;
 /** Events summed per statement while filling the quarters. */
 const EVENTS_PER_STATEMENT = 50_000;
 
@@ -34,6 +35,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const column of ['points_balance', 'points_earned_lifetime', 'credits_balance']) {
     await db.schema.createIndex(`customers_${column}`).on('customers').columns(['shop_id', column, 'remote_id']).execute();
   }
+  await programmeCounters(db);
   await fillQuarters(db);
   // Every shop's time zone is UTC here: a local day is 96 quarters.
   const sums = sql.join(COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
@@ -42,6 +44,41 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`insert into ledger_totals (shop_id, points_outstanding, credits_outstanding, points_pending, customers_with_points)
     select shop_id, sum(points_balance), sum(credits_balance), sum(points_pending), sum(case when points_balance > 0 then 1 else 0 end)
     from customers group by shop_id`.execute(db);
+}
+
+/**
+ * The programme report's counters, kept by triggers where they change: a tier's members (only
+ * an update that sets vip_tier_id fires, not the ledger's updates of balances), and the
+ * redemptions of each reward per UTC day.
+ */
+async function programmeCounters(db: Kysely<any>): Promise<void> {
+  await shopTable(db, 'tier_members', ['vip_tier_id'], (t) => t.addColumn('vip_tier_id', 'bigint', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull())).execute();
+  await shopTable(db, 'reward_redemption_days', ['reward_id', 'day'], (t) =>
+    t.addColumn('reward_id', 'bigint', (c) => c.notNull()).addColumn('day', 'bigint', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull()),
+  ).execute();
+  const member = (row: 'old' | 'new', delta: number) =>
+    `insert into tier_members (shop_id, vip_tier_id, n) select ${row}.shop_id, ${row}.vip_tier_id, ${delta} where ${row}.vip_tier_id is not null
+      on conflict (shop_id, vip_tier_id) do update set n = tier_members.n + excluded.n;`;
+  const redeemed = `insert into reward_redemption_days (shop_id, reward_id, day, n) values (new.shop_id, new.reward_id, new.created_at / ${DAY_MS}, 1)
+      on conflict (shop_id, reward_id, day) do update set n = reward_redemption_days.n + 1;`;
+  const triggers: [name: string, when: string, body: string][] = [
+    ['customers_tier_insert', 'after insert on customers', member('new', 1)],
+    ['customers_tier_update', 'after update of vip_tier_id on customers', member('old', -1) + member('new', 1)],
+    ['customers_tier_delete', 'after delete on customers', member('old', -1)],
+    ['redemptions_day_insert', 'after insert on redemptions', redeemed],
+  ];
+  for (const [name, when, body] of triggers) {
+    const changed = when.includes('update') ? ' when (old.vip_tier_id is distinct from new.vip_tier_id)' : '';
+    if (isPostgres(db)) {
+      await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${body} return null; end $$`).execute(db);
+      await sql.raw(`create trigger ${name} ${when} for each row${changed} execute function ${name}()`).execute(db);
+    } else {
+      await sql.raw(`create trigger ${name} ${when} for each row${changed.replace('is distinct from', 'is not')} begin ${body} end`).execute(db);
+    }
+  }
+  await sql`insert into tier_members (shop_id, vip_tier_id, n) select shop_id, vip_tier_id, count(*) from customers where vip_tier_id is not null group by shop_id, vip_tier_id`.execute(db);
+  await sql`insert into reward_redemption_days (shop_id, reward_id, day, n)
+    select shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}, count(*) from redemptions group by shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}`.execute(db);
 }
 
 /**
@@ -80,6 +117,11 @@ async function fillQuarters(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  for (const [name, table] of [['customers_tier_insert', 'customers'], ['customers_tier_update', 'customers'], ['customers_tier_delete', 'customers'], ['redemptions_day_insert', 'redemptions']]) {
+    await sql.raw(`drop trigger ${name}${isPostgres(db) ? ` on ${table}` : ''}`).execute(db);
+    if (isPostgres(db)) await sql.raw(`drop function ${name}()`).execute(db);
+  }
+  for (const table of ['tier_members', 'reward_redemption_days']) await db.schema.dropTable(table).execute();
   for (const column of ['points_balance', 'points_earned_lifetime', 'credits_balance']) await db.schema.dropIndex(`customers_${column}`).execute();
   for (const table of ['ledger_totals', 'ledger_days', 'ledger_quarters']) await db.schema.dropTable(table).execute();
   await db.schema.alterTable('shops').dropColumn('timezone').execute();
