@@ -30,6 +30,7 @@ import { registerTierRoutes } from './tiers/routes.js';
 import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
 import { registerReportRoutes } from './reports/routes.js';
+import { registerExportRoutes } from './reports/export-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -141,6 +142,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerCustomerRoutes(api);
       registerWebhookRoutes(api);
       registerReportRoutes(api);
+      registerExportRoutes(api);
     },
     { prefix: API_PREFIX },
   );

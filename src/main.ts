@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError } from './cli/context.js';
 import { registerDemoCommand } from './cli/demo.js';
+import { registerExportCommand } from './cli/export.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerServeCommands } from './cli/serve.js';
 import { registerShopCommands } from './cli/shops.js';
@@ -19,6 +20,7 @@ registerShopCommands(program);
 registerImportCommand(program);
 registerDemoCommand(program);
 registerVerifyCommand(program);
+registerExportCommand(program);
 
 try {
   await program.parseAsync(process.argv);

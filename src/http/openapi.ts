@@ -21,6 +21,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },
   { name: 'Referrals', description: 'Customers referring customers' },
   { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },
+  { name: 'Reports', description: 'Reports and CSV exports' },
   { name: 'Operations', description: 'Health and readiness probes' },
 ];
 

@@ -33,7 +33,7 @@ export const Shop = Type.Object(
       examples: [14],
     }),
     vip_tier_window: VipTierWindow,
-    timezone: Type.String({ description: 'IANA time zone of the day boundaries of reports', examples: ['Europe/Berlin'] }),
+    timezone: Type.String({ description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -47,7 +47,7 @@ export const ShopUpdate = Type.Object(
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
     vip_tier_window: Type.Optional(VipTierWindow),
-    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An IANA time zone name, as the server\'s zone database knows it (unknown: invalid_time_zone)' })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
 );
@@ -74,7 +74,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
         summary: 'Update the shop\'s settings',
         description:
           'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every ' +
-          'customer in the background. A new timezone moves the day boundaries of reports, for the whole history.',
+          'customer in the background. A new timezone moves the days of reports.',
         body: ShopUpdate,
         response: { 200: DataEnvelope(Shop), ...errorResponses('write') },
       },
