@@ -35,13 +35,16 @@ function eventQuarters(): RawBuilder<unknown> {
 /** The flows of a row `r` as one text, to compare and to show. */
 const flowsText = (r: string, columns: readonly string[]) => sql.raw(columns.map((c) => `cast(coalesce(${r}."${c}", 0) as text)`).join(` || ' ' || `));
 
-/** The rows of `actual` and `expected` (both keyed by shop_id and `key`) whose columns differ. */
-function sameRows(name: string, key: string, actual: RawBuilder<unknown>, expectedOf: (db: DB) => RawBuilder<unknown>, columns: readonly string[]): Check {
+/** The rows of `actual` and `expected` (both keyed by shop_id and `keys`) whose columns differ. */
+function sameRows(name: string, keys: string | readonly string[], actual: RawBuilder<unknown>, expectedOf: (db: DB) => RawBuilder<unknown>, columns: readonly string[]): Check {
+  const all = [keys].flat();
+  const subject = sql.raw(all.map((k) => `'${k} ' || cast(coalesce(a."${k}", x."${k}") as text)`).join(` || ', ' || `));
+  const match = sql.raw(all.map((k) => `x."${k}" = a."${k}"`).join(' and '));
   return {
     name,
-    query: (shop, db) => sql`select coalesce(a.shop_id, x.shop_id) as shop_id, ${sql.lit(`${key} `)} || cast(coalesce(a.${sql.raw(key)}, x.${sql.raw(key)}) as text) as subject,
+    query: (shop, db) => sql`select coalesce(a.shop_id, x.shop_id) as shop_id, ${subject} as subject,
         ${flowsText('x', columns)} as expected, ${flowsText('a', columns)} as actual
-      from ${actual} a full join ${expectedOf(db)} x on x.shop_id = a.shop_id and x.${sql.raw(key)} = a.${sql.raw(key)}
+      from ${actual} a full join ${expectedOf(db)} x on x.shop_id = a.shop_id and ${match}
       where ${shop('coalesce(a.shop_id, x.shop_id)')} and ${flowsText('x', columns)} <> ${flowsText('a', columns)}`,
   };
 }
@@ -81,9 +84,9 @@ export const TOTALS_CHECKS: Check[] = [
   ),
   sameRows(
     'reward_redemption_days = the redemptions of each reward per day',
-    'day',
-    sql`(select shop_id, day, n, reward_id from reward_redemption_days)`,
-    () => sql`(select shop_id, created_at / ${sql.lit(86_400_000)} as day, count(*) as n, reward_id from redemptions group by shop_id, reward_id, created_at / ${sql.lit(86_400_000)})`,
-    ['reward_id', 'n'],
+    ['reward_id', 'day'],
+    sql`reward_redemption_days`,
+    () => sql`(select shop_id, reward_id, created_at / ${sql.lit(86_400_000)} as day, count(*) as n from redemptions group by shop_id, reward_id, created_at / ${sql.lit(86_400_000)})`,
+    ['n'],
   ),
 ];

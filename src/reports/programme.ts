@@ -28,10 +28,8 @@ export const ProgrammeReport = Type.Object(
   {
     $id: 'ProgrammeReport',
     title: 'Programme report',
-    // Described once (the document has a size budget).
-    description:
-      'Balances as stored; members_by_tier lowest tier first, null (below every tier) first of all; redemptions made in the last 30 days, ' +
-      'voided ones included; top_rewards: the 5 redeemed most then.',
+    // Described once, briefly (the document has a size budget); docs/reports.md says more.
+    description: 'Balances as stored; tiers lowest first, null (no tier) first of all; top_rewards: most redeemed in the last 30 days.',
   },
 );
 

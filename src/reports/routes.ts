@@ -35,11 +35,7 @@ export const PointsReportPeriod = Type.Object(
   {
     $id: 'PointsReportPeriod',
     title: 'Points report period',
-    description:
-      'Local days, both inclusive. Each flow sums one kind of event by applied_at: earned the grants (a pending grant when released), and, negated, ' +
-      'redeemed the reward redemptions, deducted other deductions, expired the expirations, reversed the reversals (negative for a void), clawed_back ' +
-      'what refunds took from available points. outstanding_end = outstanding_start + earned − redeemed − deducted − expired − reversed − clawed_back ' +
-      '(stored balances, pending excluded; pending_end: pending points).',
+    description: 'Local days, inclusive. Flows: signed sums of each kind of event (docs/reports.md); outstanding_end = outstanding_start + earned − the others.',
   },
 );
 
