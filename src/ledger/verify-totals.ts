@@ -76,10 +76,10 @@ export const TOTALS_CHECKS: Check[] = [
     ['points', 'credits', 'pending'],
   ),
   sameRows(
-    'tier_members = the customers holding each tier',
+    'tier_members = the customers (not erased) holding each tier',
     'vip_tier_id',
     sql`(select shop_id, vip_tier_id, n from tier_members where n <> 0)`,
-    () => sql`(select shop_id, vip_tier_id, count(*) as n from customers where vip_tier_id is not null group by shop_id, vip_tier_id)`,
+    () => sql`(select shop_id, vip_tier_id, count(*) as n from customers where vip_tier_id is not null and remote_id > 0 group by shop_id, vip_tier_id)`,
     ['n'],
   ),
   sameRows(

@@ -65,6 +65,17 @@ describe(`the programme report (${TEST_DIALECT})`, () => {
     t.clock.advance(31 * DAY);
     expect((await postBatch(t, [{ customer_identifier: '5', source: 'manual', points_amount: -50 }])).statusCode).toBe(201);
     expect(await report()).toMatchObject({ customers_with_points: 4, points_outstanding: 2800, redemptions_last_30_days: 0, top_rewards: [] });
+    // An erased customer is no longer counted, nor a member of their tier; their points stay outstanding.
+    expect((await t.request('DELETE', `${API}/customers/1`)).statusCode).toBe(200);
+    expect(await report()).toMatchObject({
+      customers: 5,
+      members_by_tier: [
+        { vip_tier: null, customers: 2 },
+        { vip_tier: { id: silver.id }, customers: 2 },
+        { vip_tier: { id: gold.id }, customers: 1 },
+      ],
+      points_outstanding: 2800,
+    });
     await expectConsistentLedger(t);
   });
 });

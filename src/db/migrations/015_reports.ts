@@ -48,7 +48,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 /**
  * The programme report's counters, kept by triggers where they change: a tier's members (only
- * an update that sets vip_tier_id fires, not the ledger's updates of balances), and the
+ * an update that sets vip_tier_id or remote_id fires, not the ledger's updates of balances), and the
  * redemptions of each reward per UTC day.
  */
 async function programmeCounters(db: Kysely<any>): Promise<void> {
@@ -56,19 +56,20 @@ async function programmeCounters(db: Kysely<any>): Promise<void> {
   await shopTable(db, 'reward_redemption_days', ['reward_id', 'day'], (t) =>
     t.addColumn('reward_id', 'bigint', (c) => c.notNull()).addColumn('day', 'bigint', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull()),
   ).execute();
+  // An erased customer (moved to a negative remote_id, customers/redact.ts) is no member.
   const member = (row: 'old' | 'new', delta: number) =>
-    `insert into tier_members (shop_id, vip_tier_id, n) select ${row}.shop_id, ${row}.vip_tier_id, ${delta} where ${row}.vip_tier_id is not null
+    `insert into tier_members (shop_id, vip_tier_id, n) select ${row}.shop_id, ${row}.vip_tier_id, ${delta} where ${row}.vip_tier_id is not null and ${row}.remote_id > 0
       on conflict (shop_id, vip_tier_id) do update set n = tier_members.n + excluded.n;`;
   const redeemed = `insert into reward_redemption_days (shop_id, reward_id, day, n) values (new.shop_id, new.reward_id, new.created_at / ${DAY_MS}, 1)
       on conflict (shop_id, reward_id, day) do update set n = reward_redemption_days.n + 1;`;
   const triggers: [name: string, when: string, body: string][] = [
     ['customers_tier_insert', 'after insert on customers', member('new', 1)],
-    ['customers_tier_update', 'after update of vip_tier_id on customers', member('old', -1) + member('new', 1)],
+    ['customers_tier_update', 'after update of vip_tier_id, remote_id on customers', member('old', -1) + member('new', 1)],
     ['customers_tier_delete', 'after delete on customers', member('old', -1)],
     ['redemptions_day_insert', 'after insert on redemptions', redeemed],
   ];
   for (const [name, when, body] of triggers) {
-    const changed = when.includes('update') ? ' when (old.vip_tier_id is distinct from new.vip_tier_id)' : '';
+    const changed = when.includes('update') ? ' when (old.vip_tier_id is distinct from new.vip_tier_id or (old.remote_id > 0) <> (new.remote_id > 0))' : '';
     if (isPostgres(db)) {
       await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin ${body} return null; end $$`).execute(db);
       await sql.raw(`create trigger ${name} ${when} for each row${changed} execute function ${name}()`).execute(db);
@@ -76,7 +77,7 @@ async function programmeCounters(db: Kysely<any>): Promise<void> {
       await sql.raw(`create trigger ${name} ${when} for each row${changed.replace('is distinct from', 'is not')} begin ${body} end`).execute(db);
     }
   }
-  await sql`insert into tier_members (shop_id, vip_tier_id, n) select shop_id, vip_tier_id, count(*) from customers where vip_tier_id is not null group by shop_id, vip_tier_id`.execute(db);
+  await sql`insert into tier_members (shop_id, vip_tier_id, n) select shop_id, vip_tier_id, count(*) from customers where vip_tier_id is not null and remote_id > 0 group by shop_id, vip_tier_id`.execute(db);
   await sql`insert into reward_redemption_days (shop_id, reward_id, day, n)
     select shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}, count(*) from redemptions group by shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}`.execute(db);
 }
