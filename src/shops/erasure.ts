@@ -37,7 +37,7 @@ const ERASED = [
   erased('customer_earned_days', 'customer_remote_id', 'day'),
   erased('ledger_quarters', 'quarter'),
   erased('ledger_days', 'day'),
-  erased('ledger_totals'),
+  erased('ledger_totals', 'shop_id'),
   erased('reward_codes', 'id'),
   erased('redemptions', 'id'),
   erased('rewards', 'id'),
