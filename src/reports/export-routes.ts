@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, notFound } from '../errors.js';
 import { queryParams } from '../http/query.js';
-import { errorResponses } from '../http/schemas.js';
+import { CONTENT_DISPOSITION, errorResponses } from '../http/schemas.js';
 import { csvStream, exportColumns, exportRecords } from './export-csv.js';
 import { EXPORT_NAMES, EXPORTS, type ExportName } from './export-sources.js';
 
@@ -28,7 +28,7 @@ export function registerExportRoutes(server: FastifyInstance): void {
         response: {
           200: {
             description: 'OK',
-            headers: { 'Content-Disposition': { type: 'string', description: 'attachment; filename="<list>.csv"' } },
+            headers: CONTENT_DISPOSITION,
             content: { 'text/csv': { schema: Type.String() } },
           },
           ...errorResponses('list', { 404: { name: 'NotFound', description: 'No such list', shared: 'No such record in this shop; the message says which' } }),
