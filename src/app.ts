@@ -33,6 +33,8 @@ import { registerStorefrontRoutes } from './storefront/routes.js';
 import { registerTierRoutes } from './tiers/routes.js';
 import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
+import { registerReportRoutes } from './reports/routes.js';
+import { registerExportRoutes } from './reports/export-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -146,6 +148,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerCustomerRoutes(api);
       registerWebhookRoutes(api);
       registerStorefrontKeyRoutes(api);
+      registerReportRoutes(api);
+      registerExportRoutes(api);
     },
     { prefix: API_PREFIX },
   );

@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { registerBackupCommands } from './cli/backup.js';
 import { CliError } from './cli/context.js';
 import { registerDemoCommand } from './cli/demo.js';
+import { registerExportCommand } from './cli/export.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerOpenApiCommand } from './cli/openapi.js';
 import { registerServeCommands } from './cli/serve.js';
@@ -23,6 +24,7 @@ registerDemoCommand(program);
 registerVerifyCommand(program);
 registerOpenApiCommand(program);
 registerBackupCommands(program);
+registerExportCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -11,7 +11,7 @@ const EXIT_ROWS_REJECTED = 3;
 const importable = RESOURCES.filter((r) => r.write === 'upsert').map((r) => r.table);
 
 /** A one-line progress bar (only on a terminal), redrawn at most 10 times a second. */
-function progressBar(total: number): { advance(bytes: number): void; done(): void } {
+export function progressBar(total: number): { advance(bytes: number): void; done(): void } {
   if (!process.stdout.isTTY || total === 0) return { advance() {}, done() {} };
   let seen = 0;
   let drawn = 0;

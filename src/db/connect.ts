@@ -7,6 +7,7 @@ import { ConnectionQueue } from './connection-queue.js';
 import { setWriteDatabase } from './dialect.js';
 import { CachingSqliteDialect } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
+import { localDay } from '../core/time-zones.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -60,6 +61,8 @@ function openSqlite(file: string): BetterSqlite3.Database {
   sqlite.pragma('optimize = 0x10002');
   // Integers beyond 2^53 never occur (ids and amounts are validated), so plain numbers are safe.
   sqlite.defaultSafeIntegers(false);
+  // The local day of an instant in a zone (dialect.ts, localDaySql), from the runtime's zone database.
+  sqlite.function('local_day', { deterministic: true }, (ms, zone) => localDay(Number(ms), String(zone)));
   return sqlite;
 }
 

@@ -62,6 +62,14 @@ export async function transactionLock(trx: DB, name: string): Promise<void> {
   if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${lockKey(name).toString()}::bigint)`.execute(trx);
 }
 
+/**
+ * Takes the shop's lock on a table's ids (the one allocateIdsOf takes), waiting for it, held to
+ * commit: the shop's writers of that table wait until then.
+ */
+export async function lockIds(trx: DB, shopId: number, table: string): Promise<void> {
+  await transactionLock(trx, `ids:${shopId}:${table}`);
+}
+
 /** Hands out `count` new ids for a table, ascending (allocateIdsOf). */
 export async function allocateIds(trx: DB, shopId: number, table: string, count: number): Promise<number[]> {
   return (await allocateIdsOf(trx, shopId, [[table, count]]))[0]!;
@@ -133,7 +141,30 @@ export interface RowUpdate {
   rows: readonly Record<string, unknown>[];
 }
 
-export type RowWrite = RowInsert | RowUpdate;
+/**
+ * Rows inserted through a SELECT that reads them as a table (an aggregate computed in SQL, such
+ * as the ledger's local days, which need the shop's time zone as it is when the statement runs).
+ */
+export interface RowSelect {
+  /** The table written. */
+  insertSelect: keyof Tables;
+  /** The table whose columns `rows` have. */
+  rowsOf: keyof Tables;
+  rows: readonly object[];
+  /** The columns written, in the order `select` gives them. */
+  columns: readonly string[];
+  /** The SELECT that gives them, reading the rows from `source` (a FROM item, named `v`). */
+  select: (source: string) => string;
+  onConflict?: OnConflict;
+}
+
+export type RowWrite = RowInsert | RowUpdate | RowSelect;
+
+/** SQL for the local day (days since 1970-01-01) of the epoch milliseconds `ms` in the IANA zone `zone`. */
+export function localDaySql(db: DB, ms: string, zone: string): string {
+  // SQLite's local_day is the runtime's (db/connect.ts); PostgreSQL has its own zone database.
+  return isPostgres(db) ? `(timezone(${zone}, to_timestamp(${ms} / 1000.0))::date - date '1970-01-01')` : `local_day(${ms}, ${zone})`;
+}
 
 /** Rows of one PostgreSQL statement, as JSON parameters (parsed far faster than bound values). */
 const PG_ROWS_PER_STATEMENT = 5000;
@@ -159,18 +190,30 @@ export async function updateRows(trx: DB, table: keyof Tables, key: readonly str
 export async function writeRows(trx: DB, writes: readonly RowWrite[]): Promise<void> {
   const postgres = isPostgres(trx);
   const statements: { parts: RawBuilder<unknown>[]; rows: number }[] = [];
+  const fold = (part: RawBuilder<unknown>, rows: number) => {
+    const last = statements.at(-1);
+    if (last !== undefined && last.rows + rows <= PG_ROWS_PER_STATEMENT) {
+      last.parts.push(part);
+      last.rows += rows;
+    } else statements.push({ parts: [part], rows });
+  };
   for (const write of writes) {
     if (write.rows.length === 0) continue;
     const columns = Object.keys(write.rows[0]!);
+    if ('insertSelect' in write) {
+      // Rows read by a SELECT: all in one statement (they are few: an aggregate's deltas).
+      if (postgres) fold(postgresSelect(write, JSON.stringify(write.rows)), write.rows.length);
+      else {
+        // The SELECT adds up each statement's rows: an upsert that adds may take them in parts.
+        const size = Math.floor(MAX_SQLITE_PARAMETERS / columns.length);
+        for (let i = 0; i < write.rows.length; i += size) await sqliteSelect(write, write.rows.slice(i, i + size), columns).execute(trx);
+      }
+      continue;
+    }
     if (postgres) {
       for (let i = 0; i < write.rows.length; i += PG_ROWS_PER_STATEMENT) {
         const chunk = write.rows.slice(i, i + PG_ROWS_PER_STATEMENT);
-        const part = postgresWrite(write, columns, JSON.stringify(chunk));
-        const last = statements.at(-1);
-        if (last !== undefined && last.rows + chunk.length <= PG_ROWS_PER_STATEMENT) {
-          last.parts.push(part);
-          last.rows += chunk.length;
-        } else statements.push({ parts: [part], rows: chunk.length });
+        fold(postgresWrite(write, columns, JSON.stringify(chunk)), chunk.length);
       }
       continue;
     }
@@ -215,8 +258,23 @@ function updateOf(write: RowUpdate, columns: readonly string[]): { set: string; 
   };
 }
 
+const SOURCE = '\u0000source\u0000';
+
+function postgresSelect(write: RowSelect, json: string): RawBuilder<unknown> {
+  const [before, after] = write.select(SOURCE).split(SOURCE) as [string, string];
+  const target = `insert into "${write.insertSelect}" (${write.columns.map(quote).join(', ')}) `;
+  return sql`${sql.raw(target + before)}json_populate_recordset(null::${sql.table(write.rowsOf)}, ${json}::json) v${sql.raw(after + upsertOf(write.insertSelect, write.onConflict))}`;
+}
+
+function sqliteSelect(write: RowSelect, rows: readonly object[], columns: readonly string[]): RawBuilder<unknown> {
+  const values = sql.join(rows.map((row) => sql`(${sql.join(columns.map((c) => (row as Record<string, unknown>)[c]))})`));
+  const target = `insert into "${write.insertSelect}" (${write.columns.map(quote).join(', ')}) `;
+  // SQLite reads an ON CONFLICT after a SELECT as a join's ON unless the SELECT has a WHERE.
+  return sql`with v(${sql.raw(columns.map(quote).join(', '))}) as (values ${values}) ${sql.raw(target + write.select('v') + upsertOf(write.insertSelect, write.onConflict))}`;
+}
+
 /** One PostgreSQL statement of a write, its rows the JSON given. */
-function postgresWrite(write: RowWrite, columns: readonly string[], json: string): RawBuilder<unknown> {
+function postgresWrite(write: RowInsert | RowUpdate, columns: readonly string[], json: string): RawBuilder<unknown> {
   if ('insert' in write) {
     const refs = sql.join(columns.map((c) => sql.ref(c)));
     return sql`insert into ${sql.table(write.insert)} (${refs}) select ${refs} from json_populate_recordset(null::${sql.table(write.insert)}, ${json}::json)${sql.raw(upsertOf(write.insert, write.onConflict))}`;
@@ -226,7 +284,7 @@ function postgresWrite(write: RowWrite, columns: readonly string[], json: string
 }
 
 /** One SQLite statement of a write, for `count` rows of bound values. */
-function sqliteWrite(write: RowWrite, columns: readonly string[], count: number): string {
+function sqliteWrite(write: RowInsert | RowUpdate, columns: readonly string[], count: number): string {
   const row = `(${columns.map(() => '?').join(', ')})`;
   const values = `values ${Array.from({ length: count }, () => row).join(', ')}`;
   if ('insert' in write) return `insert into "${write.insert}" (${columns.map(quote).join(', ')}) ${values}${upsertOf(write.insert, write.onConflict)}`;

@@ -18,6 +18,8 @@ export interface ShopsTable {
   tier_window_from: Generated<number>;
   /** 1 for the demo shop `npm start` created on an empty database (GET /storefront/demo). */
   demo?: Generated<number>;
+  /** The IANA time zone of the shop's reports (migration 015). */
+  timezone: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -348,6 +350,60 @@ export interface ShopCountsTable {
   n: number;
 }
 
+/** What one span of time changed in a shop's ledger, by kind of event, signed as reports show it (src/ledger/totals.ts). */
+export interface LedgerFlows {
+  points_earned: number;
+  points_redeemed: number;
+  points_deducted: number;
+  points_expired: number;
+  points_reversed: number;
+  points_clawed_back: number;
+  /** The change of the points pending. */
+  points_pending: number;
+  credits_earned: number;
+  credits_redeemed: number;
+  credits_deducted: number;
+  credits_expired: number;
+  credits_reversed: number;
+  credits_clawed_back: number;
+}
+
+/** A shop's ledger flows per UTC quarter hour (quarters since 1970). */
+export interface LedgerQuartersTable extends LedgerFlows {
+  shop_id: number;
+  quarter: number;
+}
+
+/** A shop's ledger flows per local day in its time zone (days since 1970-01-01, local). */
+export interface LedgerDaysTable extends LedgerFlows {
+  shop_id: number;
+  day: number;
+}
+
+/** A shop's ledger in all: what its customers' stored balances and pending points add up to. */
+export interface LedgerTotalsTable {
+  shop_id: number;
+  points_outstanding: number;
+  credits_outstanding: number;
+  points_pending: number;
+  customers_with_points: number;
+}
+
+/** How many customers hold each VIP tier; kept by triggers (migration 015). */
+export interface TierMembersTable {
+  shop_id: number;
+  vip_tier_id: number;
+  n: number;
+}
+
+/** How many redemptions of each reward were made each UTC day; kept by a trigger (migration 015). */
+export interface RewardRedemptionDaysTable {
+  shop_id: number;
+  reward_id: number;
+  day: number;
+  n: number;
+}
+
 export type EarningRuleKind = 'order' | 'signup' | 'birthday' | 'referral_referrer' | 'referral_friend' | 'subscription_billing';
 
 export interface EarningRulesTable extends Timestamps {
@@ -401,6 +457,11 @@ export interface Tables {
   reward_codes: RewardCodesTable;
   redemptions: RedemptionsTable;
   shop_counts: ShopCountsTable;
+  ledger_quarters: LedgerQuartersTable;
+  ledger_days: LedgerDaysTable;
+  ledger_totals: LedgerTotalsTable;
+  tier_members: TierMembersTable;
+  reward_redemption_days: RewardRedemptionDaysTable;
   earning_rules: EarningRulesTable;
   vip_tier_changes: VipTierChangesTable;
   vip_tiers: VipTiersTable;

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 import { MAX_KEY_LENGTH, takesIdempotencyKey } from './idempotency.js';
 import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders } from './openapi-components.js';
-import { ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
+import { CONTENT_DISPOSITION, ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
 
 export const API_PREFIX = '/merchant_api/v1';
 /** The shopper's side (storefront/): its own auth, and the same conventions for writes. */
@@ -25,6 +25,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },
   { name: 'Storefront keys', description: 'Keys that let shoppers use their own account from the storefront (customer tokens, CORS)' },
   { name: 'Storefront', description: 'The shopper\'s own account, under /storefront_api/v1, with a customer token (or a publishable key)' },
+  { name: 'Reports', description: 'Reports and CSV exports' },
   { name: 'Operations', description: 'Health and readiness probes' },
 ];
 
@@ -70,7 +71,7 @@ const REPLAYED_HEADER = {
  * there are short: each of the ~500 places that refer to one already says the header's name.
  */
 const HEADERS: SharedHeaders = Object.fromEntries(
-  Object.entries({ ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER, ...RETRY_AFTER }).map(([name, header]) => [
+  Object.entries({ ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER, ...RETRY_AFTER, ...CONTENT_DISPOSITION }).map(([name, header]) => [
     name,
     { component: name.replace(/^(X-|RateLimit-|Idempotent-)/, '').replace('-', ''), header: headerObject(header) },
   ]),

@@ -129,6 +129,9 @@ export const notFoundError = (singular: string): ErrorDoc => ({
 
 export const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying', examples: [1] } };
 
+/** The header of a file to save (exports). */
+export const CONTENT_DISPOSITION = { 'Content-Disposition': { type: 'string', description: 'The file name to save it as', examples: ['attachment; filename="customers.csv"'] } };
+
 /**
  * Codes that only some routes answer with: each route that does names them (errorResponses'
  * `codes`), so that no other route documents them.

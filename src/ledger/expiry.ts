@@ -7,6 +7,7 @@ import { lockBalances } from './balances.js';
 import { eventJson } from './event-json.js';
 import { customersWithExpiredLots, expiredLots, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
 import { EXPIRATION_SOURCE } from './schemas.js';
+import { totalsWrites } from './totals.js';
 
 // The expiry sweep writes an `expiration` event for every lot that expired with something
 // left, so the ledger explains every change of balance. Balances never wait for it: a read
@@ -41,6 +42,8 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
   await setLotsRemaining(trx, shopId, lots.map((lot) => ({ id: lot.id, remaining: 0 })));
 
   const touched = [...new Set(lots.map((l) => l.customerRemoteId))];
+  /** The points written off a customer. */
+  const written = (remoteId: number) => lots.reduce((sum, l) => (l.customerRemoteId === remoteId && l.kind === 'points' ? sum + l.remaining : sum), 0);
   const next = await nextExpiries(trx, shopId, touched, Number.MIN_SAFE_INTEGER);
   await updateRows(
     trx,
@@ -90,9 +93,16 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
       redemption_id: null,
     };
   });
+  // The report's aggregates, in the same statement (totals.ts).
+  let holders = 0;
+  for (const remoteId of touched) {
+    const points = balances.get(remoteId)!.stored.points;
+    holders += Number(points - written(remoteId) > 0) - Number(points > 0);
+  }
   await writeRows(trx, [
     { insert: 'points_events', rows: events },
     { insert: 'lot_consumptions', rows: lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })) },
+    ...totalsWrites(trx, shopId, events, { holders }),
   ]);
   if (emails !== null) await enqueueEvents(trx, shopId, EXPIRED, events.map((e) => eventJson(e, emails.get(String(e.customer_remote_id))?.email ?? null)), now);
   return events.length;

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { DAY_MS } from '../clock.js';
 import type { DB } from '../db/tables.js';
+import { TOTALS_CHECKS, type Check } from './verify-totals.js';
 
 // `loyalty verify`: every invariant of the ledger (docs/ledger.md, "Invariants"), checked
 // from scratch by summing history, which nothing else ever does. Each check is one query that
@@ -15,11 +16,6 @@ export interface Discrepancy {
   actual: string;
 }
 
-interface Check {
-  name: string;
-  /** Rows with shop_id, subject, expected, actual. `shop` filters on a column. */
-  query(shop: (column: string) => RawBuilder<unknown>): RawBuilder<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>;
-}
 
 const eventSums = (column: string, filter = sql`true`) =>
   sql`(select shop_id, customer_remote_id, sum(${sql.ref(column)}) as total from points_events where ${filter} group by shop_id, customer_remote_id)`;
@@ -200,8 +196,8 @@ const CHECKS: Check[] = [
 export async function verifyLedger(db: DB, shopId: number | null, limit = 1000): Promise<Discrepancy[]> {
   const out: Discrepancy[] = [];
   const shop = (column: string) => (shopId === null ? sql`true` : sql`${sql.raw(column)} = ${shopId}`);
-  for (const check of CHECKS) {
-    const { rows } = await sql<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>`${check.query(shop)} limit ${limit}`.execute(db);
+  for (const check of [...CHECKS, ...TOTALS_CHECKS]) {
+    const { rows } = await sql<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>`${check.query(shop, db)} limit ${limit}`.execute(db);
     for (const row of rows) out.push({ shop_id: Number(row.shop_id), check: check.name, subject: row.subject, expected: String(row.expected), actual: String(row.actual) });
   }
   // The per-shop row counts that list pages read their `last` link from; a redacted customer is not listed.

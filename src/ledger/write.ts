@@ -1,4 +1,4 @@
-import { allocateIdsOf, writeRows } from '../db/dialect.js';
+import { allocateIdsOf, lockIds, writeRows } from '../db/dialect.js';
 import type { CustomerEarnedDaysTable, DB, LotConsumptionsTable, PointsEventsTable, PointsLotsTable } from '../db/tables.js';
 import { enqueueEvents } from '../events/outbox.js';
 import type { Balances } from './balances.js';
@@ -8,6 +8,7 @@ import { NEVER } from './lot-queue.js';
 import { nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
 import { balancesAfter, nextExpiryWith, type CustomerPlan, type LedgerPlan } from './plan.js';
 import type { PointsEvent } from './schemas.js';
+import { totalsWrites, type TotalsChange } from './totals.js';
 
 // Writes a covered plan (plan.ts) in the caller's transaction, with a constant number of
 // statements however many postings it holds. The customers are locked already (read.ts);
@@ -31,6 +32,10 @@ export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: 
   const balances = await settleBalances(trx, shopId, plan, now);
   await writeRows(trx, [addEarnedDays(earnedDayRows(shopId, plan)), { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances, now) }]);
 
+  const totals = totalsChange(plan, now);
+  // A change of pending points alone takes the lock on event ids that a change of time zone
+  // waits for (totals.ts), as posting events does.
+  if (plan.events.length === 0 && totals.pending !== undefined) await lockIds(trx, shopId, 'points_events');
   const [eventIds, lotIds] = (await allocateIdsOf(trx, shopId, [
     ['points_events', plan.events.length],
     ['points_lots', plan.lots.length],
@@ -41,6 +46,8 @@ export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: 
     { insert: 'points_events', rows: rows.events },
     { insert: 'points_lots', rows: rows.lots },
     { insert: 'lot_consumptions', rows: rows.consumptions },
+    // The reports' aggregates, in the same statement (totals.ts).
+    ...totalsWrites(trx, shopId, rows.events, totals),
   ]);
 
   // The events as the API shows them are built when asked for: an answer or a webhook needs
@@ -49,6 +56,17 @@ export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: 
   const events = () => (shown ??= rows.events.map((row, i) => eventJson(row, plan.events[i]!.posting.customer.email)));
   if (options.announced) await enqueueEvents(trx, shopId, 'points_event.created', events(), now);
   return { events, balances };
+}
+
+/** What the plan changes of the shop's totals beside its events: holders of points, pending points. */
+function totalsChange(plan: LedgerPlan, now: number): TotalsChange {
+  let holders = 0;
+  let pending = 0;
+  for (const c of plan.customers) {
+    holders += Number(c.storedPoints > 0) - Number(c.before.stored.points > 0);
+    pending += c.pending - c.before.pending;
+  }
+  return { holders, ...(pending === 0 ? {} : { pending: { at: now, points: pending } }) };
 }
 
 /**

@@ -73,6 +73,8 @@ export interface Resource {
    * `apply` narrows the list's query. A filtered list is counted, not read from shop_counts.
    */
   filters?: Readonly<Record<string, ListFilter>>;
+  /** Further sorts, by sort[order_type] value → column (each with an index on (shop_id, column, ID)). */
+  sorts?: Readonly<Record<string, string>>;
 }
 
 export interface ListFilter {
@@ -153,6 +155,7 @@ export function derive(r: Resource): Derived {
     sortable[name] = name;
   }
   for (const name of SYSTEM_SORTS) sortable[name] = name;
+  Object.assign(sortable, r.sorts);
   const record = Type.Object(recordProps, { $id: r.title, title: r.title, ...(r.description ? { description: r.description } : {}) });
   d = {
     record,

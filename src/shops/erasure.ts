@@ -19,7 +19,7 @@ const erased = <T extends ShopTable>(table: T, ...key: (keyof Tables[T] & string
  * erased: children before their parents (a webhook's deliveries and attempts would otherwise go
  * by ON DELETE CASCADE, all in one statement); first what the background jobs start from
  * (webhooks, rules, tiers, orders, lots), so that they find nothing of the shop to act on
- * meanwhile; shop_counts last, since deleting from the counted tables updates it by trigger.
+ * meanwhile; shop_counts and the other counters last, since deleting from the counted tables updates them by trigger.
  */
 const ERASED = [
   erased('idempotency_keys', 'key'),
@@ -38,6 +38,9 @@ const ERASED = [
   erased('lot_consumptions', 'event_id', 'lot_id'),
   erased('points_events', 'id'),
   erased('customer_earned_days', 'customer_remote_id', 'day'),
+  erased('ledger_quarters', 'quarter'),
+  erased('ledger_days', 'day'),
+  erased('ledger_totals', 'shop_id'),
   erased('reward_codes', 'id'),
   erased('redemptions', 'id'),
   erased('rewards', 'id'),
@@ -46,6 +49,8 @@ const ERASED = [
   erased('customers', 'remote_id'),
   erased('customer_redactions', 'remote_id'),
   erased('api_tokens', 'id'),
+  erased('tier_members', 'vip_tier_id'),
+  erased('reward_redemption_days', 'reward_id', 'day'),
   erased('shop_counts', 'table_name'),
 ];
 

@@ -1,4 +1,5 @@
-import { allocateIds } from '../db/dialect.js';
+import { allocateIds, lockIds } from '../db/dialect.js';
+import { rekeyDays } from '../ledger/totals.js';
 import { PerTransaction } from '../db/per-transaction.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB, ShopsTable } from '../db/tables.js';
@@ -15,6 +16,8 @@ export interface Shop {
   points_expiry_days: number | null;
   points_pending_days: number;
   vip_tier_window: TierWindow;
+  /** The IANA time zone of the shop's reports. */
+  timezone: string;
   created_at: number;
   updated_at: number;
 }
@@ -25,6 +28,7 @@ export interface ShopSettings {
   points_expiry_days?: number | null;
   points_pending_days?: number;
   vip_tier_window?: TierWindow;
+  timezone?: string;
 }
 
 export interface TokenRow {
@@ -45,6 +49,7 @@ function toShop(row: Selectable<ShopsTable>): Shop {
     points_expiry_days: row.points_expiry_days,
     points_pending_days: Number(row.points_pending_days),
     vip_tier_window: row.vip_tier_window as TierWindow,
+    timezone: row.timezone,
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };
@@ -57,6 +62,7 @@ export async function createShop(db: DB, settings: ShopSettings & { name: string
     points_expiry_days: settings.points_expiry_days ?? null,
     points_pending_days: settings.points_pending_days ?? 0,
     vip_tier_window: settings.vip_tier_window ?? 'lifetime',
+    timezone: settings.timezone ?? 'UTC',
     created_at: now,
     updated_at: now,
   };
@@ -96,7 +102,12 @@ export async function updateShop(db: DB, shopId: number, settings: ShopSettings,
     changes.vip_tier_window = settings.vip_tier_window;
     changes.retier_after = sql<number>`case when vip_tier_window = ${settings.vip_tier_window} then retier_after else 0 end` as never;
   }
+  // Another time zone: the report's local days are keyed anew (before, the writers of events wait).
+  if (settings.timezone !== undefined) await lockIds(db, shopId, 'points_events');
+  const rekey = settings.timezone !== undefined && settings.timezone !== (await getShop(db, shopId))?.timezone;
+  if (rekey) changes.timezone = settings.timezone;
   const row = await db.updateTable('shops').set(changes).where('id', '=', shopId).returningAll().executeTakeFirst();
+  if (rekey) await rekeyDays(db, shopId);
   shopsChanged();
   const shop = row && toShop(row);
   shops.set(db, shopId, shop);

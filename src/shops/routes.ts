@@ -2,6 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
+import { isTimeZone } from '../core/time-zones.js';
+import { validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow } from './repository.js';
@@ -30,6 +32,7 @@ export const Shop = Type.Object(
       examples: [14],
     }),
     vip_tier_window: VipTierWindow,
+    timezone: Type.String({ description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -43,6 +46,7 @@ export const ShopUpdate = Type.Object(
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
     vip_tier_window: Type.Optional(VipTierWindow),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
 );
@@ -69,13 +73,17 @@ export function registerShopRoutes(server: FastifyInstance): void {
         summary: 'Update the shop\'s settings',
         description:
           'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every ' +
-          'customer in the background.',
+          'customer in the background. A new timezone moves the days of reports.',
         body: ShopUpdate,
         response: { 200: DataEnvelope(Shop), ...errorResponses('write') },
       },
     },
     async (request, reply) =>
       runWrite(request, reply, async (trx) => {
+        const zone = request.body.timezone;
+        if (zone !== undefined && !isTimeZone(zone)) {
+          throw validationError([{ param: 'timezone', code: 'invalid_time_zone', message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}` }]);
+        }
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock());
         return { status: 200, body: { data: shopJson(shop!) } };
       }),

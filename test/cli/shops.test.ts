@@ -71,6 +71,7 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
       points_expiry_days: 30,
       points_pending_days: 0,
       vip_tier_window: 'lifetime',
+      timezone: 'UTC',
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
     });

@@ -1,9 +1,6 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { mb } from '../../bench/lib/server.js';
-import { API } from '../helpers/app.js';
+import { readSlowly, rss, send, type Download } from '../helpers/download.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { startWithShop } from '../helpers/server.js';
 import { loyalty } from '../ledger/fixtures.js';
@@ -22,47 +19,6 @@ const EVENTS = 100_000;
 const BATCH = 1000;
 /** 200 characters on every event, so that the document weighs tens of MB. */
 const NOTE = 'Goodwill points after the delivery of order 1234 arrived late; agreed with the customer on the phone. '.repeat(2);
-/** How fast the client reads: slower than the server writes, on either database. */
-const READ_BYTES_PER_SECOND = 8 * 1024 * 1024;
-
-/** The process's resident set size now, in bytes. */
-function rss(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return kb ? Number(kb[1]) * 1024 : 0;
-}
-
-async function send(base: string, token: string, method: string, path: string, body: unknown): Promise<void> {
-  const res = await fetch(`${base}${API}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-}
-
-interface Download {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-/** GET `path` on a connection of its own, read a chunk at a time at READ_BYTES_PER_SECOND at most. */
-function readSlowly(base: string, token: string, path: string): Promise<Download> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(`${base}${API}${path}`, { headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
-        void (async () => {
-          const chunks: Buffer[] = [];
-          let received = 0;
-          const started = performance.now();
-          for await (const chunk of res as AsyncIterable<Buffer>) {
-            chunks.push(chunk);
-            received += chunk.length;
-            const ahead = (received / READ_BYTES_PER_SECOND) * 1000 - (performance.now() - started);
-            if (ahead > 0) await sleep(ahead);
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
-        })().catch(reject);
-      })
-      .on('error', reject);
-  });
-}
 
 describe(`customer export memory (${TEST_DIALECT})`, () => {
   it(`streams the export of ${EVENTS} events with the server's memory bounded`, { timeout: 180_000 }, async () => {

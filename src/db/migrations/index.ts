@@ -13,6 +13,7 @@ import * as m011 from './011_tiers.js';
 import * as m012 from './012_redactions.js';
 import * as m013 from './013_tier_windows.js';
 import * as m014 from './014_storefront_keys.js';
+import * as m015 from './015_reports.js';
 import * as m017 from './017_webhook_delivery_groups.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
@@ -31,5 +32,6 @@ export const migrations: Record<string, Migration> = {
   '012_redactions': m012,
   '013_tier_windows': m013,
   '014_storefront_keys': m014,
+  '015_reports': m015,
   '017_webhook_delivery_groups': m017,
 };
