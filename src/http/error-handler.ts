@@ -91,17 +91,35 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
 /** The connection is gone (the client went away, or timed out mid-body): nobody is left to answer. */
 const connectionGone = (request: FastifyRequest): boolean => request.raw.socket?.destroyed === true;
 
+/** Logs requests answered 503 because the database is unavailable: the first each second, with how many since. */
+class OutageLog {
+  #loggedAt = -Infinity;
+  #since = 0;
+
+  log(request: FastifyRequest, cause: Error): void {
+    this.#since++;
+    const now = performance.now();
+    if (now - this.#loggedAt < 1000) return;
+    request.log.warn({ code: 'unavailable', cause: cause.message, requests: this.#since }, 'the database is unavailable: requests answered 503 since the last report');
+    this.#loggedAt = now;
+    this.#since = 0;
+  }
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
+  const outage = new OutageLog();
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     if (connectionGone(request)) {
       request.log.info({ code: error.code }, 'the connection closed before the request was answered');
       return reply.hijack();
     }
     const appError = toAppError(error, request);
-    // Only bugs are errors. Overload is counted and logged by http/overload.ts, not per request.
+    // Only bugs are errors. Overload is counted and logged by http/overload.ts, not per request;
+    // an unavailable database, at most once a second, with the count of the others.
     if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed');
     else if (appError.status >= 500) {
-      if (!(error instanceof DatabaseBusyError)) request.log.warn({ code: appError.code, cause: (error as Error).message }, appError.message);
+      if (unavailability(error) !== null) outage.log(request, error as Error);
+      else if (!(error instanceof DatabaseBusyError)) request.log.warn({ code: appError.code }, appError.message);
     } else request.log.info({ code: appError.code }, appError.message);
     return sendError(reply, appError);
   });
