@@ -80,6 +80,7 @@ export const boundaries = [
       'src/ledger/routes.ts',
       'src/records/routes.ts',
       'src/redemptions/routes.ts',
+      'src/storefront/keys-routes.ts',
       'src/cli/demo.ts',
       'src/cli/shops.ts',
       'src/db/migrations/003_records.ts',

@@ -2,9 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Benchmark } from './lib/benchmark.js';
-import { freePort, MAIN, mb, startReference, startServer } from './lib/server.js';
+import { MAIN, mb, startReference, startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
 
 // `npm run bench -- lists`: 1,000,000 customers imported with `loyalty import` (timed), then

@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Update the shop's settings
-         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background.
+         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background. A new timezone moves the days of reports.
          */
         patch: operations["updateShop"];
         trace?: never;
@@ -65,7 +65,7 @@ export interface paths {
         };
         /**
          * List customers
-         * @description Cursor mode walks every customer in ascending remote_id order (since_id is a customer's remote_id); offset mode sorts by id, created_at or updated_at.
+         * @description Cursor mode walks every customer in ascending remote_id order (since_id is a customer's remote_id); offset mode sorts by id, created_at, updated_at, points_balance, points_earned_lifetime or credits_balance.
          */
         get: operations["getCustomers"];
         put?: never;
@@ -871,6 +871,278 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchant_api/v1/storefront_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List storefront keys
+         * @description The shop's live keys, never their secrets.
+         */
+        get: operations["getStorefrontKeys"];
+        put?: never;
+        /**
+         * Create a storefront key
+         * @description A publishable key (`pk_…`, public) and its secret (`sks_…`, shown only in this response), which signs customer tokens. A shop may hold several keys at once, to rotate secrets.
+         */
+        post: operations["createStorefrontKeys"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/storefront_keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The storefront key's id
+                 * @example 3
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a storefront key
+         * @description Deletes the key: customer tokens it signed are refused from then on (within 2 seconds in other API processes).
+         */
+        delete: operations["deleteStorefrontKeysById"];
+        options?: never;
+        head?: never;
+        /** Change a storefront key's allowed origins */
+        patch: operations["updateStorefrontKeysById"];
+        trace?: never;
+    };
+    "/merchant_api/v1/customers/{customer_identifier}/storefront_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a customer token
+         * @description A customer token signed with the shop's newest storefront key, for backends that would rather ask than sign one themselves (HS256 JWT, `kid` the publishable key, `sub` the remote_id). 422 when the shop has no storefront key.
+         */
+        post: operations["createCustomersByCustomerIdentifierStorefrontTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/reports/points": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Points and credits per period
+         * @description Per local day, week (from Monday) or month of the shop's timezone: at most 366, 106 or 120 periods.
+         */
+        get: operations["getReportsPoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/reports/programme": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The programme in figures */
+        get: operations["getReportsProgramme"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/exports/{list}.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a list as CSV
+         * @description The whole list, with its list endpoint's filters, streamed: RFC 4180, a header row, `customer.email` for nested fields; text beginning with =+-@, tab or CR gets a ' first.
+         */
+        get: operations["getExportsByListCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/programme": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shop's public programme
+         * @description Takes the `X-Publishable-Key` header and no customer: the enabled earning rules, the enabled rewards and the VIP tiers. Cacheable: `ETag` (answers 304 to a matching `If-None-Match`) and `Cache-Control: public, max-age=60`.
+         */
+        get: operations["getStorefrontProgramme"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper's account
+         * @description Balances, tier and progress, what expires next and at the next 5 expiry instants, the referral code and birthday.
+         */
+        get: operations["getStorefrontMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me/points_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper's points history
+         * @description The customer's points events, with cursor or offset pagination.
+         */
+        get: operations["getStorefrontMePointsEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me/birthday": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the shopper's birthday
+         * @description Sets the birthday while it is unset; once set, 409 `birthday_already_set` (the merchant can still change it with PUT /customers/{remote_id}).
+         */
+        put: operations["putStorefrontMeBirthday"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rewards the shopper can redeem
+         * @description The enabled rewards, cheapest first, each with whether the customer can afford it and how many redemptions its limit leaves them.
+         */
+        get: operations["getStorefrontMeRewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me/redemptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shopper's redemptions
+         * @description With their codes, newest last, with cursor or offset pagination.
+         */
+        get: operations["getStorefrontMeRedemptions"];
+        put?: never;
+        /**
+         * Redeem a reward
+         * @description As POST /merchant_api/v1/redemptions for this customer: the same checks, codes, errors and webhooks. An `Idempotency-Key` is the customer's own: a retry replays the first answer and spends nothing more.
+         */
+        post: operations["createStorefrontMeRedemptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me/referrals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refer a friend
+         * @description As POST /merchant_api/v1/referrals with this customer as the referrer: the same checks (`self_referral`, `already_customer`, `already_referred`).
+         */
+        post: operations["createStorefrontMeReferrals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -946,7 +1218,7 @@ export interface components {
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -992,6 +1264,11 @@ export interface components {
              * @enum {string}
              */
             vip_tier_window: "lifetime" | "calendar_year" | "rolling_12_months";
+            /**
+             * @description IANA zone of the days of reports
+             * @example Europe/Berlin
+             */
+            timezone: string;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1927,6 +2204,220 @@ export interface components {
             /** @example 84 */
             duration_ms: number;
         };
+        /** Storefront key, with its secret */
+        StorefrontKeyCreated: {
+            /** @example 3 */
+            id: number;
+            /**
+             * @description Public: the `kid` of customer tokens, and the `X-Publishable-Key` of GET /programme
+             * @example pk_Yq3nF0c2kT7mZpW1xR4s
+             */
+            publishable_key: string;
+            /**
+             * @example [
+             *       "https://shop.example"
+             *     ]
+             */
+            allowed_origins: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * @description Signs customer tokens (HS256, the whole `sks_…` string as the key). Shown only in this response; keep it on your server
+             * @example sks_3kTq9…
+             */
+            secret: string;
+        };
+        /** Storefront key */
+        StorefrontKey: {
+            /** @example 3 */
+            id: number;
+            /**
+             * @description Public: the `kid` of customer tokens, and the `X-Publishable-Key` of GET /programme
+             * @example pk_Yq3nF0c2kT7mZpW1xR4s
+             */
+            publishable_key: string;
+            /**
+             * @example [
+             *       "https://shop.example"
+             *     ]
+             */
+            allowed_origins: string[];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** Customer token */
+        StorefrontToken: {
+            /** @description A customer token: send it as `Authorization: Bearer <token>` to /storefront_api/v1/me… */
+            token: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /**
+         * Points report period
+         * @description Local days, inclusive. Flows: signed sums of each kind of event (docs/reports.md); outstanding_end = outstanding_start + earned − the others.
+         */
+        PointsReportPeriod: {
+            /** Format: date */
+            period_start: string;
+            /** Format: date */
+            period_end: string;
+            points_earned: number;
+            points_redeemed: number;
+            points_deducted: number;
+            points_expired: number;
+            points_reversed: number;
+            points_clawed_back: number;
+            points_outstanding_start: number;
+            points_outstanding_end: number;
+            points_pending_end: number;
+            credits_earned: number;
+            credits_redeemed: number;
+            credits_deducted: number;
+            credits_expired: number;
+            credits_reversed: number;
+            credits_clawed_back: number;
+            credits_outstanding_start: number;
+            credits_outstanding_end: number;
+        };
+        /**
+         * Programme report
+         * @description Balances as stored; tiers lowest first, null (no tier) first of all; top_rewards: most redeemed in the last 30 days.
+         */
+        ProgrammeReport: {
+            customers: number;
+            customers_with_points: number;
+            members_by_tier: {
+                vip_tier: {
+                    id: number;
+                    name: string;
+                } | null;
+                customers: number;
+            }[];
+            points_outstanding: number;
+            points_pending: number;
+            credits_outstanding: number;
+            redemptions_last_30_days: number;
+            top_rewards: {
+                reward: {
+                    id: number;
+                    name: string;
+                };
+                redemptions: number;
+            }[];
+        };
+        /** Programme */
+        StorefrontProgramme: {
+            shop: {
+                /** @example Acme */
+                name: string;
+            };
+            /** @description The enabled earning rules */
+            earning_rules: {
+                /** @example order */
+                kind: string;
+                /** @example 1 */
+                points_per_unit: number | null;
+                /** @example 1 */
+                unit_amount: number | null;
+                min_order_total: number | null;
+                /** @example EUR */
+                currency: string | null;
+                points_amount: number | null;
+                credits_amount: number | null;
+            }[];
+            /** @description The enabled rewards */
+            rewards: {
+                id: number;
+                name: string;
+                kind: string;
+                value: number;
+                points_price: number;
+            }[];
+            /** @description Every tier, lowest threshold first */
+            vip_tiers: {
+                id: number;
+                name: string;
+                points_threshold: number;
+                earning_multiplier: number;
+            }[];
+        };
+        /**
+         * The shopper's own account
+         * @description The fields of the merchant API's Customer that the shopper sees (described there), and upcoming_expiries
+         */
+        StorefrontCustomer: {
+            remote_id: number;
+            /** Format: email */
+            email: string | null;
+            first_name: string | null;
+            points_balance: number;
+            credits_balance: number;
+            points_pending: number;
+            points_earned_lifetime: number;
+            vip_tier: {
+                id: number;
+                name: string;
+            } | null;
+            vip_tier_progress: {
+                points_earned: number;
+                next_tier: {
+                    id: number;
+                    name: string;
+                    points_threshold: number;
+                } | null;
+                points_needed: number;
+            };
+            next_expiry: {
+                points: number;
+                credits: number;
+                /** Format: date-time */
+                expires_at: string;
+            } | null;
+            /** @description What expires at each of the next 5 expiry instants, soonest first */
+            upcoming_expiries: {
+                /** Format: date-time */
+                expires_at: string;
+                points: number;
+                credits: number;
+            }[];
+            referral_code: string | null;
+            /** Format: date */
+            birthday: string | null;
+        };
+        /** Points event, as the shopper sees it */
+        StorefrontPointsEvent: {
+            id: number;
+            /** @example order */
+            source: string;
+            points_amount: number;
+            credits_amount: number;
+            external_note: string | null;
+            custom_action_name: string | null;
+            /** Format: date-time */
+            applied_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            order_remote_id: number | null;
+            reversed_by_event_id: number | null;
+        };
+        /** Reward, as the shopper sees it */
+        StorefrontReward: {
+            id: number;
+            name: string;
+            kind: string;
+            value: number;
+            points_price: number;
+            /** @description The customer has the points it costs */
+            affordable: boolean;
+            /** @description Points still missing; 0 when affordable */
+            points_needed: number;
+            /** @description Redemptions the customer has left under its limit; null without a limit */
+            redemptions_left: number | null;
+        };
         /** ListLinks */
         ListLinks: components["schemas"]["CursorLinks"] | components["schemas"]["OffsetLinks"];
         /** Id */
@@ -2104,6 +2595,11 @@ export interface components {
          * @description No fields; the body may be left out
          */
         NoFields: Record<string, never>;
+        /** StorefrontKeyInput */
+        StorefrontKeyInput: {
+            /** @description Origins whose pages may call the storefront API with this key (CORS); empty for none */
+            allowed_origins: string[];
+        };
     };
     responses: {
         /** @description The request is not valid HTTP/1.1 (a malformed header, for instance) */
@@ -2370,6 +2866,29 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Missing, invalid, expired or revoked customer token or publishable key, or a customer who no longer exists (one message for every case) */
+        CustomerUnauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The birthday is already set, or a request with this Idempotency-Key is still running */
+        BirthdayAlreadySet: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description OK */
         CustomerWritten: {
             headers: {
@@ -2466,7 +2985,7 @@ export interface components {
                 };
             };
         };
-        /** @description OK */
+        /** @description Created */
         ReferralWritten: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2530,7 +3049,7 @@ export interface components {
                 };
             };
         };
-        /** @description OK */
+        /** @description Created */
         RedemptionWritten: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2579,6 +3098,24 @@ export interface components {
         PaginationPerPage: number;
         /** @description Offset mode: sort direction */
         SortOrderDirection: "asc" | "desc";
+        /**
+         * @description Only the customer with this e-mail address (case-insensitive)
+         * @example ada@example.com
+         */
+        Email: string;
+        /**
+         * @description Only the members of this VIP tier
+         * @example 3
+         */
+        VipTierId: number;
+        /** @description Only customers last changed after this time */
+        UpdatedAtGt: string;
+        /** @description Only customers last changed at or after this time */
+        UpdatedAtGte: string;
+        /** @description Only customers last changed before this time */
+        UpdatedAtLt: string;
+        /** @description Only customers last changed at or before this time */
+        UpdatedAtLte: string;
         /** @description The customer's remote_id, or e-mail address (case-insensitive) */
         CustomerIdentifierInPath: string;
         /** @description Only events of this source */
@@ -2601,7 +3138,7 @@ export interface components {
     headers: {
         /** @description Identifies the request in our logs; quote it when asking for help */
         RequestId: string;
-        /** @description Requests allowed per window for this shop */
+        /** @description Requests allowed per window for this shop (storefront: this customer, or this address) */
         Limit: number;
         /** @description Requests left in the current window */
         Remaining: number;
@@ -2611,6 +3148,8 @@ export interface components {
         Replayed: "true";
         /** @description Seconds to wait before retrying */
         RetryAfter: number;
+        /** @description The file name to save it as */
+        ContentDisposition: string;
     };
     pathItems: never;
 }
@@ -2718,6 +3257,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @example Acme Coffee */
                     name?: string;
                     per_event_expiry?: boolean;
                     points_expiry_days?: number | null;
@@ -2728,6 +3268,7 @@ export interface operations {
                      * @enum {string}
                      */
                     vip_tier_window?: "lifetime" | "calendar_year" | "rolling_12_months";
+                    timezone?: string;
                 };
             };
         };
@@ -2769,27 +3310,27 @@ export interface operations {
                 /** @description Offset mode: records per page; when present, since_id and limit are ignored */
                 "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
                 /** @description Offset mode: field to sort by (ties by ID) */
-                "sort[order_type]"?: "id" | "created_at" | "updated_at";
+                "sort[order_type]"?: "id" | "created_at" | "updated_at" | "points_balance" | "points_earned_lifetime" | "credits_balance";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
                 /**
                  * @description Only the customer with this e-mail address (case-insensitive)
                  * @example ada@example.com
                  */
-                email?: string;
+                email?: components["parameters"]["Email"];
                 /**
                  * @description Only the members of this VIP tier
                  * @example 3
                  */
-                vip_tier_id?: number;
+                vip_tier_id?: components["parameters"]["VipTierId"];
                 /** @description Only customers last changed after this time */
-                "updated_at[gt]"?: string;
+                "updated_at[gt]"?: components["parameters"]["UpdatedAtGt"];
                 /** @description Only customers last changed at or after this time */
-                "updated_at[gte]"?: string;
+                "updated_at[gte]"?: components["parameters"]["UpdatedAtGte"];
                 /** @description Only customers last changed before this time */
-                "updated_at[lt]"?: string;
+                "updated_at[lt]"?: components["parameters"]["UpdatedAtLt"];
                 /** @description Only customers last changed at or before this time */
-                "updated_at[lte]"?: string;
+                "updated_at[lte]"?: components["parameters"]["UpdatedAtLte"];
             };
             header?: never;
             path?: never;
@@ -3860,7 +4401,6 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created */
             201: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4685,7 +5225,6 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created */
             201: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4756,6 +5295,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -4792,6 +5332,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -5016,6 +5557,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -5052,6 +5594,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -5247,6 +5790,634 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontKeys: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by */
+                "sort[order_type]"?: "id";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["StorefrontKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createStorefrontKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorefrontKeyInput"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontKeyCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    deleteStorefrontKeysById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The storefront key's id
+                 * @example 3
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeletedRecordWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    updateStorefrontKeysById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The storefront key's id
+                 * @example 3
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorefrontKeyInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createCustomersByCustomerIdentifierStorefrontTokens: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The customer's remote_id, or e-mail address (case-insensitive) */
+                customer_identifier: components["parameters"]["CustomerIdentifierInPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Lifetime of the token (default 3600)
+                     * @default 3600
+                     * @example 3600
+                     */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getReportsPoints: {
+        parameters: {
+            query: {
+                /** @description First day */
+                from: string;
+                /** @description Last day (inclusive) */
+                to: string;
+                interval?: "day" | "week" | "month";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PointsReportPeriod"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getReportsProgramme: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ProgrammeReport"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getExportsByListCsv: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the customer with this e-mail address (case-insensitive)
+                 * @example ada@example.com
+                 */
+                email?: components["parameters"]["Email"];
+                /**
+                 * @description Only the members of this VIP tier
+                 * @example 3
+                 */
+                vip_tier_id?: components["parameters"]["VipTierId"];
+                /** @description Only customers last changed after this time */
+                "updated_at[gt]"?: components["parameters"]["UpdatedAtGt"];
+                /** @description Only customers last changed at or after this time */
+                "updated_at[gte]"?: components["parameters"]["UpdatedAtGte"];
+                /** @description Only customers last changed before this time */
+                "updated_at[lt]"?: components["parameters"]["UpdatedAtLt"];
+                /** @description Only customers last changed at or before this time */
+                "updated_at[lte]"?: components["parameters"]["UpdatedAtLte"];
+                /** @description Only events of this source */
+                source?: components["parameters"]["Source"];
+                /** @description Only events whose applied_at is after this time */
+                "applied_at[gt]"?: components["parameters"]["AppliedAtGt"];
+                /** @description Only events whose applied_at is at or after this time */
+                "applied_at[gte]"?: components["parameters"]["AppliedAtGte"];
+                /** @description Only events whose applied_at is before this time */
+                "applied_at[lt]"?: components["parameters"]["AppliedAtLt"];
+                /** @description Only events whose applied_at is at or before this time */
+                "applied_at[lte]"?: components["parameters"]["AppliedAtLte"];
+                /**
+                 * @description Only this customer's records (remote_id or e-mail address, case-insensitive)
+                 * @example ada@example.com
+                 */
+                customer_identifier?: components["parameters"]["CustomerIdentifierInQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description customers, points_events, orders, redemptions */
+                list: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Content-Disposition": components["headers"]["ContentDisposition"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontProgramme: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontProgramme"];
+                    };
+                };
+            };
+            401: components["responses"]["CustomerUnauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontCustomer"];
+                    };
+                };
+            };
+            401: components["responses"]["CustomerUnauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontMePointsEvents: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by */
+                "sort[order_type]"?: "id";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["StorefrontPointsEvent"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["CustomerUnauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    putStorefrontMeBirthday: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date
+                     * @description YYYY-MM-DD
+                     * @example 1990-05-17
+                     */
+                    birthday: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontCustomer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CustomerUnauthorized"];
+            409: components["responses"]["BirthdayAlreadySet"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontMeRewards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontReward"][];
+                    };
+                };
+            };
+            401: components["responses"]["CustomerUnauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontMeRedemptions: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by */
+                "sort[order_type]"?: "id";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RedemptionList"];
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["CustomerUnauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createStorefrontMeRedemptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example 12 */
+                    reward_id: number;
+                };
+            };
+        };
+        responses: {
+            201: components["responses"]["RedemptionWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CustomerUnauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RedemptionRefused"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createStorefrontMeReferrals: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @description E-mail address of the invited friend
+                     * @example grace@example.com
+                     */
+                    referred_email: string;
+                };
+            };
+        };
+        responses: {
+            201: components["responses"]["ReferralWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CustomerUnauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ReferralRefused"];
             default: components["responses"]["OtherError"];
         };
     };

@@ -3,6 +3,7 @@ import { isoTime } from '../clock.js';
 import { countShopRows, ERASURE_CHUNK_ROWS, eraseShop } from '../shops/erasure.js';
 import { createShop, createToken, getShop, listShops, listTokens, revokeToken, updateShop, type Shop, type ShopSettings } from '../shops/repository.js';
 import { CliError, output, parseId, table, withDatabase } from './context.js';
+import { rekeyDays } from '../ledger/totals.js';
 
 const NEVER = 'never';
 
@@ -84,7 +85,7 @@ export function registerShopCommands(program: Command): void {
       if (opts.expiryDays !== undefined) settings.points_expiry_days = toDays(opts.expiryDays);
       if (Object.keys(settings).length === 0) throw new CliError('Nothing to change: give --name, --[no-]per-event-expiry or --expiry-days');
       await withDatabase(async ({ db }) => {
-        const shop = await updateShop(db, shopId, settings, Date.now());
+        const shop = await updateShop(db, shopId, settings, Date.now(), rekeyDays);
         if (!shop) throw new CliError(`No shop with id ${shopId}`);
         output(opts.json, { shop: shopView(shop) }, () => table([shopView(shop)], SHOP_COLUMNS));
       });

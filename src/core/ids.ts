@@ -19,3 +19,17 @@ export function pathId(text: string, what: string): number {
   if (id === null) throw notFound(what, text);
   return id;
 }
+
+/**
+ * How a customer_identifier names a customer: containing `@`, an e-mail (case-insensitive);
+ * otherwise a decimal remote id. Null when it is neither.
+ */
+export type CustomerIdentifier = { email: string } | { remoteId: number };
+
+export function parseCustomerIdentifier(identifier: string): CustomerIdentifier | null {
+  const text = identifier.trim();
+  // No stored e-mail holds a NUL (bodies with one are refused), and PostgreSQL cannot compare one.
+  if (text.includes('@')) return text.includes('\u0000') ? null : { email: text.toLowerCase() };
+  const remoteId = parseRemoteId(text);
+  return remoteId === null ? null : { remoteId };
+}

@@ -1,25 +1,14 @@
 import { sql, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
-import { parseRemoteId } from '../core/ids.js';
+import { parseCustomerIdentifier, type CustomerIdentifier } from '../core/ids.js';
+
+export { parseCustomerIdentifier, type CustomerIdentifier };
 import { pushTo } from '../core/maps.js';
 import { lockedRows } from '../db/dialect.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
 
-/**
- * How a customer_identifier names a customer: containing `@`, an e-mail (case-insensitive);
- * otherwise a decimal remote id. Null when it is neither.
- */
-export type CustomerIdentifier = { email: string } | { remoteId: number };
-
-export function parseCustomerIdentifier(identifier: string): CustomerIdentifier | null {
-  const text = identifier.trim();
-  // No stored e-mail holds a NUL (bodies with one are refused), and PostgreSQL cannot compare one.
-  if (text.includes('@')) return text.includes('\u0000') ? null : { email: text.toLowerCase() };
-  const remoteId = parseRemoteId(text);
-  return remoteId === null ? null : { remoteId };
-}
 
 /** The customer an identifier names; `lock` holds the row until the transaction ends (PostgreSQL). */
 /** Whether the shop has a customer with this remote_id. */

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { parseRemoteId } from '../core/ids.js';
-import { parseCustomerIdentifier } from '../customers/repository.js';
+import { parseCustomerIdentifier, parseRemoteId } from '../core/ids.js';
 import { AppError, type ErrorDetail } from '../errors.js';
 
 // One rule for every path: an ID that cannot name a record is 400 invalid_parameter, before

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { localDaySql, lockIds, writeRows, type RowWrite } from '../db/dialect.js';
+import { localDaySql, lockIds, type RowWrite } from '../db/dialect.js';
 import type { DB, LedgerFlows, LedgerQuartersTable, LedgerTotalsTable, PointsEventsTable } from '../db/tables.js';
 
 // The ledger's aggregates (docs/reports.md), kept by every writer of points events in the

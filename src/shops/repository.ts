@@ -1,5 +1,4 @@
 import { allocateIds, lockIds } from '../db/dialect.js';
-import { rekeyDays } from '../ledger/totals.js';
 import { PerTransaction } from '../db/per-transaction.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB, ShopsTable } from '../db/tables.js';
@@ -91,7 +90,11 @@ export async function countShops(db: DB): Promise<number> {
   return Number(row.n);
 }
 
-export async function updateShop(db: DB, shopId: number, settings: ShopSettings, now: number): Promise<Shop | undefined> {
+/**
+ * `rekeyDays` keys the report's local days anew when the time zone changes (ledger/totals.ts;
+ * passed in, since shops/ sits under the ledger).
+ */
+export async function updateShop(db: DB, shopId: number, settings: ShopSettings, now: number, rekeyDays: (db: DB, shopId: number) => Promise<void>): Promise<Shop | undefined> {
   const changes: Updateable<ShopsTable> = { updated_at: now };
   if (settings.name !== undefined) changes.name = settings.name;
   if (settings.per_event_expiry !== undefined) changes.per_event_expiry = settings.per_event_expiry ? 1 : 0;

@@ -7,6 +7,7 @@ import { validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow } from './repository.js';
+import { rekeyDays } from '../ledger/totals.js';
 
 const VipTierWindow = Type.Union(
   [Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])],
@@ -84,7 +85,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
         if (zone !== undefined && !isTimeZone(zone)) {
           throw validationError([{ param: 'timezone', code: 'invalid_time_zone', message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}` }]);
         }
-        const shop = await updateShop(trx, request.shop.id, request.body, app.clock());
+        const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);
         return { status: 200, body: { data: shopJson(shop!) } };
       }),
   );
