@@ -904,7 +904,7 @@ export interface paths {
                  * @description The storefront key's id
                  * @example 3
                  */
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -3268,6 +3268,10 @@ export interface operations {
                      * @enum {string}
                      */
                     vip_tier_window?: "lifetime" | "calendar_year" | "rolling_12_months";
+                    /**
+                     * @description IANA zone of the days of reports
+                     * @example Europe/Berlin
+                     */
                     timezone?: string;
                 };
             };
@@ -5895,7 +5899,7 @@ export interface operations {
                  * @description The storefront key's id
                  * @example 3
                  */
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -5927,7 +5931,7 @@ export interface operations {
                  * @description The storefront key's id
                  * @example 3
                  */
-                id: string;
+                id: components["schemas"]["Id"];
             };
             cookie?: never;
         };

@@ -77,7 +77,7 @@ export function DataEnvelope<T extends TSchema>(schema: T) {
 /**
  * A record's id in a path: documented as the positive integer it is, so that a record's `id`
  * type-checks as one in a generated client. The route receives the text and parses it (core/ids.ts):
- * text that is no id answers 404, as an unknown id does.
+ * text that is no id answers 400 invalid_parameter before the body is read (http/path-ids.ts).
  */
 export const PathId = (description: string, example: number) =>
   Type.Unsafe<string>({ type: 'integer', minimum: 1, maximum: MAX_REMOTE_ID, title: 'Id', description, examples: [example] });

@@ -47,7 +47,7 @@ export const ShopUpdate = Type.Object(
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
     vip_tier_window: Type.Optional(VipTierWindow),
-    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] })),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
 );

@@ -7,7 +7,7 @@ import { isoTime } from '../clock.js';
 import { notFound, validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
-import { DataEnvelope, errorResponses, notFoundError } from '../http/schemas.js';
+import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { Deleted } from '../records/routes.js';
 import { signCustomerToken } from './customer-tokens.js';
 import { createKey, keyJson, newestKey, revokeKey, setKeyOrigins } from './keys.js';
@@ -17,7 +17,7 @@ import { StorefrontKey, StorefrontKeyCreated, StorefrontKeyInput, StorefrontToke
 // minted for backends that would rather ask than sign.
 
 const TAGS = ['Storefront keys'];
-const IdParams = Type.Object({ id: Type.String({ description: 'The storefront key\'s id', examples: ['3'] }) });
+const IdParams = Type.Object({ id: PathId('The storefront key\'s id', 3) });
 const CustomerParams = Type.Object({
   customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
 });

@@ -224,7 +224,7 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
   it('says what the server accepts: integer path ids, optional empty bodies, the bare token as a second scheme', () => {
     const ids = operations(doc).flatMap(({ where, item, op }) =>
       parametersOf(doc, item, op)
-        .filter((param) => param.in === 'path' && param.name !== 'customer_identifier')
+        .filter((param) => param.in === 'path' && param.name !== 'customer_identifier' && param.name !== 'list')
         .map((param) => ({ where, schema: resolve(doc, (param as { schema?: Json }).schema ?? {}) })),
     );
     expect(ids.length).toBeGreaterThan(20);
