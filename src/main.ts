@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { registerBackupCommands } from './cli/backup.js';
+import { registerConsoleLinkCommand } from './cli/console-link.js';
 import { CliError } from './cli/context.js';
 import { registerDemoCommand } from './cli/demo.js';
 import { registerImportCommand } from './cli/import.js';
@@ -23,6 +24,7 @@ registerDemoCommand(program);
 registerVerifyCommand(program);
 registerOpenApiCommand(program);
 registerBackupCommands(program);
+registerConsoleLinkCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,93 @@
+import { useState, type FormEvent } from 'react';
+import { ErrorAlert } from '../../components/alert';
+import { errorText } from '../../lib/errors';
+import { customerName, formatPoints } from '../../lib/format';
+import { customerHref } from '../../lib/router';
+import { useCustomers, type Customer, type CustomerQuery, type CustomerSort } from './use-customers';
+
+const SORTS: { value: CustomerSort; label: string }[] = [
+  { value: 'id', label: 'Remote ID' },
+  { value: 'created_at', label: 'Created' },
+  { value: 'updated_at', label: 'Last changed' },
+];
+
+export function CustomerListPage() {
+  const [query, setQuery] = useState<CustomerQuery>({ search: '', sort: 'id', direction: 'asc', page: 1 });
+  const [search, setSearch] = useState('');
+  const customers = useCustomers(query);
+  const change = (patch: Partial<CustomerQuery>) => setQuery((q) => ({ ...q, page: 1, ...patch }));
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    change({ search });
+  };
+
+  return (
+    <>
+      <h1>Customers</h1>
+      <form role="search" aria-label="Customers" className="toolbar" onSubmit={submit}>
+        <label htmlFor="customer-search">Search customers</label>
+        <input id="customer-search" type="search" placeholder="E-mail or remote_id" value={search} onChange={(e) => setSearch(e.target.value)} />
+        <button type="submit">Search</button>
+      </form>
+      <div className="toolbar">
+        <label htmlFor="customer-sort">Sort by</label>
+        <select id="customer-sort" value={query.sort} onChange={(e) => change({ sort: e.target.value as CustomerSort })}>
+          {SORTS.map((s) => (
+            <option key={s.value} value={s.value}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+        <label htmlFor="customer-direction">Order</label>
+        <select id="customer-direction" value={query.direction} onChange={(e) => change({ direction: e.target.value as 'asc' | 'desc' })}>
+          <option value="asc">Ascending</option>
+          <option value="desc">Descending</option>
+        </select>
+      </div>
+      <ErrorAlert message={customers.error ? errorText(customers.error) : null} />
+      {customers.data ? <CustomerTable customers={customers.data.customers} /> : <p aria-live="polite">Loading customers…</p>}
+      <nav aria-label="Pages of customers" className="pager">
+        <button type="button" disabled={query.page === 1} onClick={() => setQuery((q) => ({ ...q, page: q.page - 1 }))}>
+          Previous page
+        </button>
+        <span>Page {query.page}</span>
+        <button type="button" disabled={!customers.data?.more} onClick={() => setQuery((q) => ({ ...q, page: q.page + 1 }))}>
+          Next page
+        </button>
+      </nav>
+    </>
+  );
+}
+
+function CustomerTable({ customers }: { customers: Customer[] }) {
+  if (customers.length === 0) return <p role="status">No customers found.</p>;
+  return (
+    <div className="table-scroll" tabIndex={0} role="region" aria-label="Customers found">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Customer</th>
+            <th scope="col">E-mail</th>
+            <th scope="col">Remote ID</th>
+            <th scope="col" className="number">Points</th>
+            <th scope="col">Tier</th>
+          </tr>
+        </thead>
+        <tbody>
+          {customers.map((c) => (
+            <tr key={c.remote_id}>
+              <td>
+                <a href={customerHref(c.remote_id)}>{customerName(c)}</a>
+              </td>
+              <td>{c.email ?? '—'}</td>
+              <td>{c.remote_id}</td>
+              <td className="number">{formatPoints(c.points_balance)}</td>
+              <td>{c.vip_tier?.name ?? '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
