@@ -30,7 +30,7 @@ export function AdjustPointsForm({ identifier }: { identifier: string }) {
       key.current = newIdempotencyKey();
       setPoints('');
       setReason('');
-      setDone(`Adjusted by ${data.points_amount} points (event ${data.id}); the balance is now ${data.customer.points_balance}.`);
+      setDone(`Adjusted by ${data.points_amount} points: event ${data.id}.`);
     } catch (e) {
       // The same form sent again while its first send runs: that first send answers for both.
       if (e instanceof LoyaltyApiError && e.code === 'idempotency_key_in_use') return;

@@ -1,4 +1,6 @@
+import { useState } from 'react';
 import { ErrorAlert } from '../../components/alert';
+import { Pager } from '../../components/pager';
 import { errorText } from '../../lib/errors';
 import { customerName, formatCredits, formatPoints, formatTime } from '../../lib/format';
 import type { Customer } from '../customers/use-customers';
@@ -8,7 +10,8 @@ import { RedemptionsTable } from './redemptions-table';
 import { useCustomer } from './use-customer';
 
 export function CustomerPage({ identifier }: { identifier: string }) {
-  const { customer, events, redemptions } = useCustomer(identifier);
+  const [eventsPage, setEventsPage] = useState(1);
+  const { customer, events, redemptions } = useCustomer(identifier, eventsPage);
   if (customer.error) return <ErrorAlert message={errorText(customer.error)} />;
   if (!customer.data) return <p aria-live="polite">Loading customer…</p>;
   const c = customer.data;
@@ -29,7 +32,12 @@ export function CustomerPage({ identifier }: { identifier: string }) {
       <section aria-labelledby="events-heading">
         <h2 id="events-heading">Points events</h2>
         <ErrorAlert message={events.error ? errorText(events.error) : null} />
-        {events.data ? <EventsTable identifier={identifier} events={events.data} /> : null}
+        {events.data ? (
+          <>
+            <EventsTable identifier={identifier} events={events.data.events} />
+            <Pager label="Pages of points events" page={eventsPage} more={events.data.more} onPage={setEventsPage} />
+          </>
+        ) : null}
       </section>
       <section aria-labelledby="redemptions-heading">
         <h2 id="redemptions-heading">Redemptions</h2>

@@ -1,5 +1,6 @@
 import type { components } from '@loyalty-api/client';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { hasNext } from '../../components/pager';
 import { useClient } from '../../lib/api';
 
 export type PointsEvent = components['schemas']['PointsEvent'];
@@ -10,7 +11,7 @@ const PAGE = 50;
 // Every query of one customer's page shares the key's head, so a change refreshes them all.
 const keyOf = (identifier: string) => ['customer', identifier] as const;
 
-export function useCustomer(identifier: string) {
+export function useCustomer(identifier: string, eventsPage: number) {
   const client = useClient();
   const path = { customer_identifier: identifier };
   const customer = useQuery({
@@ -19,14 +20,15 @@ export function useCustomer(identifier: string) {
   });
   // Newest first: what support looks at.
   const events = useQuery({
-    queryKey: [...keyOf(identifier), 'events'],
-    queryFn: async ({ signal }) =>
-      (
-        await client.GET('/merchant_api/v1/customers/{customer_identifier}/points_events', {
-          params: { path, query: { 'pagination[per_page]': PAGE, 'sort[order_type]': 'id', 'sort[order_direction]': 'desc' } },
-          signal,
-        })
-      ).data,
+    queryKey: [...keyOf(identifier), 'events', eventsPage],
+    placeholderData: keepPreviousData,
+    queryFn: async ({ signal }) => {
+      const page = await client.GET('/merchant_api/v1/customers/{customer_identifier}/points_events', {
+        params: { path, query: { 'pagination[page]': eventsPage, 'pagination[per_page]': PAGE, 'sort[order_type]': 'id', 'sort[order_direction]': 'desc' } },
+        signal,
+      });
+      return { events: page.data, more: hasNext(page.links) };
+    },
   });
   const redemptions = useQuery({
     queryKey: [...keyOf(identifier), 'redemptions'],

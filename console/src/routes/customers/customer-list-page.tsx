@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ErrorAlert } from '../../components/alert';
+import { Pager } from '../../components/pager';
 import { errorText } from '../../lib/errors';
 import { customerName, formatPoints } from '../../lib/format';
 import { customerHref } from '../../lib/router';
@@ -47,15 +48,7 @@ export function CustomerListPage() {
       </div>
       <ErrorAlert message={customers.error ? errorText(customers.error) : null} />
       {customers.data ? <CustomerTable customers={customers.data.customers} /> : <p aria-live="polite">Loading customers…</p>}
-      <nav aria-label="Pages of customers" className="pager">
-        <button type="button" disabled={query.page === 1} onClick={() => setQuery((q) => ({ ...q, page: q.page - 1 }))}>
-          Previous page
-        </button>
-        <span>Page {query.page}</span>
-        <button type="button" disabled={!customers.data?.more} onClick={() => setQuery((q) => ({ ...q, page: q.page + 1 }))}>
-          Next page
-        </button>
-      </nav>
+      <Pager label="Pages of customers" page={query.page} more={customers.data?.more ?? false} onPage={(page) => setQuery((q) => ({ ...q, page }))} />
     </>
   );
 }

@@ -1,5 +1,6 @@
 import { LoyaltyApiError, type components } from '@loyalty-api/client';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { hasNext } from '../../components/pager';
 import { useClient } from '../../lib/api';
 
 export type Customer = components['schemas']['Customer'];
@@ -45,7 +46,7 @@ export function useCustomers(query: CustomerQuery) {
         },
         signal,
       });
-      return { customers: page.data, more: 'next' in page.links && page.links.next !== null };
+      return { customers: page.data, more: hasNext(page.links) };
     },
   });
 }
