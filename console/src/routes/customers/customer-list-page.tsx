@@ -1,10 +1,13 @@
 import { useState, type FormEvent } from 'react';
 import { ErrorAlert } from '../../components/alert';
 import { Pager } from '../../components/pager';
+import { ScrollTable, type Column } from '../../components/scroll-table';
 import { errorText } from '../../lib/errors';
 import { customerName, formatPoints } from '../../lib/format';
 import { customerHref } from '../../lib/router';
 import { useCustomers, type Customer, type CustomerQuery, type CustomerSort } from './use-customers';
+
+const COLUMNS: Column[] = [{ label: 'Customer' }, { label: 'E-mail' }, { label: 'Remote ID' }, { label: 'Points', numeric: true }, { label: 'Tier' }];
 
 const SORTS: { value: CustomerSort; label: string }[] = [
   { value: 'id', label: 'Remote ID' },
@@ -56,31 +59,18 @@ export function CustomerListPage() {
 function CustomerTable({ customers }: { customers: Customer[] }) {
   if (customers.length === 0) return <p role="status">No customers found.</p>;
   return (
-    <div className="table-scroll" tabIndex={0} role="region" aria-label="Customers found">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Customer</th>
-            <th scope="col">E-mail</th>
-            <th scope="col">Remote ID</th>
-            <th scope="col" className="number">Points</th>
-            <th scope="col">Tier</th>
-          </tr>
-        </thead>
-        <tbody>
-          {customers.map((c) => (
-            <tr key={c.remote_id}>
-              <td>
-                <a href={customerHref(c.remote_id)}>{customerName(c)}</a>
-              </td>
-              <td>{c.email ?? '—'}</td>
-              <td>{c.remote_id}</td>
-              <td className="number">{formatPoints(c.points_balance)}</td>
-              <td>{c.vip_tier?.name ?? '—'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <ScrollTable label="Customers found" columns={COLUMNS}>
+      {customers.map((c) => (
+        <tr key={c.remote_id}>
+          <td>
+            <a href={customerHref(c.remote_id)}>{customerName(c)}</a>
+          </td>
+          <td>{c.email ?? '—'}</td>
+          <td>{c.remote_id}</td>
+          <td className="number">{formatPoints(c.points_balance)}</td>
+          <td>{c.vip_tier?.name ?? '—'}</td>
+        </tr>
+      ))}
+    </ScrollTable>
   );
 }
