@@ -153,11 +153,16 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     expect((await events('Twice by mistake'))[0]!.reversed_by_event_id).toEqual(expect.any(Number));
   });
 
-  it('voids a redemption after a confirmation, and its points come back', async () => {
+  it('voids a redemption after a confirmation, by keyboard alone, and its points come back', async () => {
     const row = page.getByRole('region', { name: 'Redemptions' }).getByRole('row').filter({ hasText: 'Tote bag' });
-    await row.getByRole('button', { name: 'Void' }).click();
+    await row.getByRole('button', { name: 'Void' }).focus();
+    await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: /^Void .+\?$/ });
-    await dialog.getByRole('button', { name: 'Void redemption' }).click();
+    await dialog.waitFor();
+    // The dialog takes the focus, on its safe choice first.
+    expect(await dialog.getByRole('button', { name: 'Cancel' }).evaluate((button) => button === (button.ownerDocument as unknown as { activeElement: unknown }).activeElement)).toBe(true);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
     await dialog.waitFor({ state: 'hidden' });
     await row.getByRole('cell', { name: 'voided', exact: true }).waitFor();
     expect(await row.getByRole('button', { name: 'Void' }).count()).toBe(0);
