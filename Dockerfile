@@ -23,6 +23,7 @@ WORKDIR /app
 COPY --from=prune /app/package.json /app/package-lock.json ./
 COPY --from=prune /app/node_modules ./node_modules
 COPY --from=prune /app/dist/src ./dist/src
+COPY --from=prune /app/dist/console ./dist/console
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

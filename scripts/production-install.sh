@@ -6,7 +6,7 @@
 #   scripts/production-install.sh build   npm ci, then npm run build (needs the dev dependencies)
 #   scripts/production-install.sh prune   drop the dev dependencies; fails if TypeScript is left
 #   scripts/production-install.sh check   node dist/src/main.js serve on a scratch SQLite database,
-#                                         wait for /healthz and /readyz, then SIGTERM: exit 0
+#                                         wait for /healthz, /readyz and /console/, then SIGTERM: exit 0
 #   scripts/production-install.sh         (ci) the three steps in a temporary copy of HEAD
 set -euo pipefail
 
@@ -42,10 +42,10 @@ check() {
     kill -0 "$pid" 2>/dev/null || { echo "production-install: the server exited before it answered" >&2; rm -rf "$scratch"; return 1; }
     sleep 0.5
   done
-  if http_ok "http://127.0.0.1:$port/healthz" && http_ok "http://127.0.0.1:$port/readyz"; then
-    echo "production-install: /healthz and /readyz answer 200 on port $port"
+  if http_ok "http://127.0.0.1:$port/healthz" && http_ok "http://127.0.0.1:$port/readyz" && http_ok "http://127.0.0.1:$port/console/"; then
+    echo "production-install: /healthz, /readyz and /console/ answer 200 on port $port"
   else
-    echo "production-install: the server did not answer /healthz and /readyz within 30 s" >&2
+    echo "production-install: the server did not answer /healthz, /readyz and /console/ within 30 s" >&2
     code=1
   fi
   kill -TERM "$pid"

@@ -22,6 +22,7 @@ import { PAGINATION_SCHEMAS } from './http/pagination.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRecordRoutes } from './records/routes.js';
 import { registerLedgerRoutes } from './ledger/routes.js';
+import { registerConsoleRoutes } from './console/routes.js';
 import { registerCustomerRoutes } from './customers/routes.js';
 import { registerEarningRoutes } from './earning/routes.js';
 import { registerRedemptionRoutes } from './redemptions/routes.js';
@@ -155,6 +156,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   );
   await app.register(async (storefront) => registerStorefrontRoutes(storefront), { prefix: STOREFRONT_PREFIX });
   registerPanelRoutes(app);
+
+  if (config.console) await registerConsoleRoutes(app);
 
   await app.ready();
   return app;

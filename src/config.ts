@@ -66,6 +66,8 @@ export interface Config {
   readonly bootstrap: boolean;
   /** Processes that serve on the port (node:cluster); 1 serves in this process alone. */
   readonly workers: number;
+  /** Serve the merchant console at /console. */
+  readonly console: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -157,6 +159,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),
     workers: parseWorkers(str(env, 'WORKERS') ?? '1'),
+    console: bool(env, 'CONSOLE', true),
     ...overrides,
   };
   return Object.freeze(config);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { registerBackupCommands } from './cli/backup.js';
+import { registerConsoleLinkCommand } from './cli/console-link.js';
 import { CliError } from './cli/context.js';
 import { registerDemoCommand } from './cli/demo.js';
 import { registerExportCommand } from './cli/export.js';
@@ -25,6 +26,7 @@ registerVerifyCommand(program);
 registerOpenApiCommand(program);
 registerBackupCommands(program);
 registerExportCommand(program);
+registerConsoleLinkCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -7,6 +7,7 @@ import { PANEL_BUNDLE } from '../../src/storefront/panel-routes.js';
 import { API, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, expectConsistentLedger, postEvent } from '../ledger/fixtures.js';
+import { describeInBrowser, launchBrowser } from '../helpers/browser.js';
 import { createKey, customerToken, type TestKey } from './fixtures.js';
 
 // <loyalty-panel> as a shopper uses it: in headless Chromium (Debian's package, driven by
@@ -14,8 +15,6 @@ import { createKey, customerToken, type TestKey } from './fixtures.js';
 // its controls. Without a browser the test says so and is skipped; LOYALTY_REQUIRE_BROWSER=1
 // (CI) makes a missing browser a failure.
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasBrowser = fs.existsSync(CHROMIUM);
 const MAX_GZIPPED_BYTES = 25 * 1024;
 
 describe('the panel bundle', () => {
@@ -25,11 +24,7 @@ describe('the panel bundle', () => {
   });
 });
 
-if (!hasBrowser && process.env.LOYALTY_REQUIRE_BROWSER !== '1') {
-  console.warn(`${CHROMIUM} is missing: the panel's browser test is skipped (apt-get install chromium; LOYALTY_REQUIRE_BROWSER=1 makes this a failure)`);
-}
-
-describe.skipIf(!hasBrowser && process.env.LOYALTY_REQUIRE_BROWSER !== '1')(`<loyalty-panel> in Chromium (${TEST_DIALECT})`, () => {
+describeInBrowser(`<loyalty-panel> in Chromium (${TEST_DIALECT})`, () => {
   let t: TestContext;
   let key: TestKey;
   let apiBase: string;
@@ -39,7 +34,6 @@ describe.skipIf(!hasBrowser && process.env.LOYALTY_REQUIRE_BROWSER !== '1')(`<lo
   let expired: string;
 
   beforeAll(async () => {
-    expect(hasBrowser, `${CHROMIUM} is required (LOYALTY_REQUIRE_BROWSER=1)`).toBe(true);
     t = await setup();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     apiBase = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -72,11 +66,7 @@ describe.skipIf(!hasBrowser && process.env.LOYALTY_REQUIRE_BROWSER !== '1')(`<lo
   });
 
   it('shows the balance, redeems an affordable reward, shows its code, and the balance drops; an expired token is refreshed once', async () => {
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchBrowser();
     try {
       const page = await (await browser.newContext({ locale: 'en-US' })).newPage();
       const failures: string[] = [];

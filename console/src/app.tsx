@@ -1,0 +1,81 @@
+import type { LoyaltyClient } from '@loyalty-api/client';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { ClientProvider } from './lib/api';
+import { errorText } from './lib/errors';
+import { useRoute } from './lib/router';
+import { clientFor, forgetToken, readToken, storeToken, takeTokenFromFragment } from './lib/session';
+import { CustomerPage } from './routes/customer/customer-page';
+import { CustomerListPage } from './routes/customers/customer-list-page';
+import { SignInPage } from './routes/sign-in/sign-in-page';
+
+interface Session {
+  client: LoyaltyClient;
+  shopName: string;
+}
+
+/** Checks a token by reading the shop; keeps it (this tab only) when the API takes it. */
+async function signIn(token: string): Promise<Session> {
+  const client = clientFor(token);
+  const { data: shop } = await client.GET('/merchant_api/v1/shop');
+  storeToken(token);
+  return { client, shopName: shop.name };
+}
+
+export function App() {
+  const [session, setSession] = useState<Session | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [checking, setChecking] = useState(true);
+  const [queries] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } }));
+
+  const attempt = async (token: string) => {
+    setError(null);
+    try {
+      setSession(await signIn(token));
+    } catch (e) {
+      forgetToken();
+      setError(errorText(e));
+    }
+  };
+
+  useEffect(() => {
+    const token = takeTokenFromFragment() ?? readToken();
+    void (token ? attempt(token) : Promise.resolve()).finally(() => setChecking(false));
+  }, []);
+
+  const signOut = () => {
+    forgetToken();
+    queries.clear();
+    setSession(null);
+  };
+
+  if (checking) return <p className="loading">Loading…</p>;
+  if (!session) return <SignInPage onSignIn={attempt} error={error} />;
+  return (
+    <QueryClientProvider client={queries}>
+      <ClientProvider client={session.client}>
+        <Shell shopName={session.shopName} onSignOut={signOut} />
+      </ClientProvider>
+    </QueryClientProvider>
+  );
+}
+
+function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => void }) {
+  const route = useRoute();
+  return (
+    <>
+      <header className="top">
+        <span className="brand">{shopName}</span>
+        <nav aria-label="Console">
+          <a href="#/customers" aria-current={route.page === 'customers' ? 'page' : undefined}>
+            Customers
+          </a>
+        </nav>
+        <button type="button" onClick={onSignOut}>
+          Sign out
+        </button>
+      </header>
+      <main>{route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : <CustomerListPage />}</main>
+    </>
+  );
+}

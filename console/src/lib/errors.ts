@@ -1,0 +1,24 @@
+import { LoyaltyApiError } from '@loyalty-api/client';
+
+/** An error in words for a person: the API's message, with the request id to quote. */
+export function errorText(error: unknown): string {
+  if (error instanceof LoyaltyApiError) return error.requestId ? `${error.message} (request ${error.requestId})` : error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The API's validation details split by the form's fields: `byField[name]` is the message for a
+ * field the form shows (details[].param names it); the rest are the form's own.
+ */
+export function fieldErrors(error: unknown, fields: readonly string[]): { byField: Record<string, string>; rest: string | null } {
+  if (!(error instanceof LoyaltyApiError)) return { byField: {}, rest: error ? errorText(error) : null };
+  const byField: Record<string, string> = {};
+  const other: string[] = [];
+  for (const detail of error.details) {
+    if (detail.param !== undefined && fields.includes(detail.param)) byField[detail.param] = byField[detail.param] ? `${byField[detail.param]} ${detail.message}` : detail.message;
+    else other.push(detail.message);
+  }
+  const placed = Object.keys(byField).length > 0;
+  const rest = other.length > 0 ? other.join(' ') : placed ? null : errorText(error);
+  return { byField, rest };
+}

@@ -1,0 +1,73 @@
+import type { components } from '@loyalty-api/client';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { hasNext } from '../../components/pager';
+import { useClient } from '../../lib/api';
+
+export type PointsEvent = components['schemas']['PointsEvent'];
+export type Redemption = components['schemas']['Redemption'];
+
+const PAGE = 50;
+
+// Every query of one customer's page shares the key's head, so a change refreshes them all.
+const keyOf = (identifier: string) => ['customer', identifier] as const;
+
+export function useCustomer(identifier: string, eventsPage: number) {
+  const client = useClient();
+  const path = { customer_identifier: identifier };
+  const customer = useQuery({
+    queryKey: [...keyOf(identifier), 'record'],
+    queryFn: async ({ signal }) => (await client.GET('/merchant_api/v1/customers/{customer_identifier}', { params: { path }, signal })).data,
+  });
+  // Newest first: what support looks at.
+  const events = useQuery({
+    queryKey: [...keyOf(identifier), 'events', eventsPage],
+    placeholderData: keepPreviousData,
+    queryFn: async ({ signal }) => {
+      const page = await client.GET('/merchant_api/v1/customers/{customer_identifier}/points_events', {
+        params: { path, query: { 'pagination[page]': eventsPage, 'pagination[per_page]': PAGE, 'sort[order_type]': 'id', 'sort[order_direction]': 'desc' } },
+        signal,
+      });
+      return { events: page.data, more: hasNext(page.links) };
+    },
+  });
+  const redemptions = useQuery({
+    queryKey: [...keyOf(identifier), 'redemptions'],
+    queryFn: async ({ signal }) =>
+      (
+        await client.GET('/merchant_api/v1/customers/{customer_identifier}/redemptions', {
+          params: { path, query: { 'pagination[per_page]': PAGE, 'sort[order_type]': 'id', 'sort[order_direction]': 'desc' } },
+          signal,
+        })
+      ).data,
+  });
+  return { customer, events, redemptions };
+}
+
+/** The writes of a customer's page; each refreshes the page once it is done. */
+export function useCustomerActions(identifier: string) {
+  const client = useClient();
+  const queries = useQueryClient();
+  const refresh = () => queries.invalidateQueries({ queryKey: keyOf(identifier) });
+  const reverse = useMutation({
+    mutationFn: (id: number) => client.POST('/merchant_api/v1/points_events/{id}/reverse', { params: { path: { id } } }),
+    onSettled: refresh,
+  });
+  const markUsed = useMutation({
+    mutationFn: (id: number) => client.POST('/merchant_api/v1/redemptions/{id}/use', { params: { path: { id } } }),
+    onSettled: refresh,
+  });
+  const voidRedemption = useMutation({
+    mutationFn: (id: number) => client.POST('/merchant_api/v1/redemptions/{id}/void', { params: { path: { id } } }),
+    onSettled: refresh,
+  });
+  const adjust = useMutation({
+    mutationFn: ({ points, reason, key }: { points: number | string; reason: string; key: string }) =>
+      client.POST('/merchant_api/v1/points_events', {
+        // What the person typed goes as typed: the API says what is wrong with it, field by field.
+        body: { customer_identifier: identifier, source: 'manual', points_amount: points as number, ...(reason === '' ? {} : { internal_note: reason }) },
+        headers: { 'Idempotency-Key': key },
+      }),
+    onSettled: refresh,
+  });
+  return { reverse, markUsed, voidRedemption, adjust };
+}

@@ -1,0 +1,76 @@
+import { useState, type FormEvent } from 'react';
+import { ErrorAlert } from '../../components/alert';
+import { Pager } from '../../components/pager';
+import { ScrollTable, type Column } from '../../components/scroll-table';
+import { errorText } from '../../lib/errors';
+import { customerName, formatPoints } from '../../lib/format';
+import { customerHref } from '../../lib/router';
+import { useCustomers, type Customer, type CustomerQuery, type CustomerSort } from './use-customers';
+
+const COLUMNS: Column[] = [{ label: 'Customer' }, { label: 'E-mail' }, { label: 'Remote ID' }, { label: 'Points', numeric: true }, { label: 'Tier' }];
+
+const SORTS: { value: CustomerSort; label: string }[] = [
+  { value: 'id', label: 'Remote ID' },
+  { value: 'created_at', label: 'Created' },
+  { value: 'updated_at', label: 'Last changed' },
+];
+
+export function CustomerListPage() {
+  const [query, setQuery] = useState<CustomerQuery>({ search: '', sort: 'id', direction: 'asc', page: 1 });
+  const [search, setSearch] = useState('');
+  const customers = useCustomers(query);
+  const change = (patch: Partial<CustomerQuery>) => setQuery((q) => ({ ...q, page: 1, ...patch }));
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    change({ search });
+  };
+
+  return (
+    <>
+      <h1>Customers</h1>
+      <form role="search" aria-label="Customers" className="toolbar" onSubmit={submit}>
+        <label htmlFor="customer-search">Search customers</label>
+        <input id="customer-search" type="search" placeholder="E-mail or remote_id" value={search} onChange={(e) => setSearch(e.target.value)} />
+        <button type="submit">Search</button>
+      </form>
+      <div className="toolbar">
+        <label htmlFor="customer-sort">Sort by</label>
+        <select id="customer-sort" value={query.sort} onChange={(e) => change({ sort: e.target.value as CustomerSort })}>
+          {SORTS.map((s) => (
+            <option key={s.value} value={s.value}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+        <label htmlFor="customer-direction">Order</label>
+        <select id="customer-direction" value={query.direction} onChange={(e) => change({ direction: e.target.value as 'asc' | 'desc' })}>
+          <option value="asc">Ascending</option>
+          <option value="desc">Descending</option>
+        </select>
+      </div>
+      <ErrorAlert message={customers.error ? errorText(customers.error) : null} />
+      {customers.data ? <CustomerTable customers={customers.data.customers} /> : <p aria-live="polite">Loading customers…</p>}
+      <Pager label="Pages of customers" page={query.page} more={customers.data?.more ?? false} onPage={(page) => setQuery((q) => ({ ...q, page }))} />
+    </>
+  );
+}
+
+function CustomerTable({ customers }: { customers: Customer[] }) {
+  if (customers.length === 0) return <p role="status">No customers found.</p>;
+  return (
+    <ScrollTable label="Customers found" columns={COLUMNS}>
+      {customers.map((c) => (
+        <tr key={c.remote_id}>
+          <td>
+            <a href={customerHref(c.remote_id)}>{customerName(c)}</a>
+          </td>
+          <td>{c.email ?? '—'}</td>
+          <td>{c.remote_id}</td>
+          <td className="number">{formatPoints(c.points_balance)}</td>
+          <td>{c.vip_tier?.name ?? '—'}</td>
+        </tr>
+      ))}
+    </ScrollTable>
+  );
+}

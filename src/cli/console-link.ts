@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import type { Config } from '../config.js';
+import { CONSOLE_PREFIX } from '../console/routes.js';
+import { createToken, getShop } from '../shops/repository.js';
+import { CliError, output, parseId, withDatabase } from './context.js';
+
+/** Where people reach this server: PUBLIC_URL, else HOST and PORT (a wildcard host is this machine). */
+export function serverUrl(config: Config): string {
+  if (config.publicUrl !== null) return config.publicUrl;
+  const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+function baseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliError(`--url must be an http or https URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--url must be an http or https URL, got "${value}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
+export function registerConsoleLinkCommand(program: Command): void {
+  program
+    .command('console-link')
+    .description('Create an API token for a shop and print a console sign-in URL carrying it (in the fragment, which no server log sees)')
+    .requiredOption('--shop <id>', 'shop id')
+    .option('--name <name>', 'a label for the new token (revoke it with `loyalty tokens revoke`)', 'console')
+    .option('--url <url>', "the server's address as the browser reaches it (default: PUBLIC_URL, else HOST and PORT)", baseUrl)
+    .option('--json', 'print JSON', false)
+    .action(async (opts: { shop: string; name: string; url?: string; json: boolean }) => {
+      const shopId = parseId(opts.shop, '--shop');
+      await withDatabase(async ({ db }, config) => {
+        if (!(await getShop(db, shopId))) throw new CliError(`No shop with id ${shopId}`);
+        const { token, row } = await createToken(db, shopId, opts.name, Date.now());
+        const url = `${opts.url ?? serverUrl(config)}${CONSOLE_PREFIX}/#token=${encodeURIComponent(token)}`;
+        output(opts.json, { url, token_id: row.id, shop_id: shopId }, () =>
+          [
+            `Sign in to the console of shop ${shopId} (token ${row.id}, "${row.name}"; keep this URL secret):`,
+            url,
+            `The token does not expire: revoke it when done with \`loyalty tokens revoke ${row.id} --shop ${shopId}\`.`,
+          ].join('\n'),
+        );
+      });
+    });
+}

@@ -1,0 +1,195 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { MAIN } from '../../bench/lib/server.js';
+import { CONSOLE_DIR } from '../../src/console/routes.js';
+import { API, setup, type TestContext } from '../helpers/app.js';
+import { describeInBrowser, launchBrowser, screenshot, screenshotDir, seriousA11yViolations } from '../helpers/browser.js';
+import { TEST_DIALECT } from '../helpers/database.js';
+
+// The merchant console (DESIGN.md section 12) as a person uses it: headless Chromium against
+// the real server on a real database, finding every control by its accessible name.
+
+const run = promisify(execFile);
+
+describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
+  let t: TestContext;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  let redemptionId: number;
+  const shots = screenshotDir();
+
+  const expectAccessible = async (name: string) => {
+    expect(await seriousA11yViolations(page), `axe on ${name}`).toEqual([]);
+    await screenshot(page, shots, `${TEST_DIALECT}-${name}`);
+  };
+  const events = async (note: string) =>
+    ((await t.request('GET', `${API}/customers/1001/points_events`)).json().data as { internal_note: string | null; reversed_by_event_id: number | null }[]).filter((e) => e.internal_note === note);
+  const balance = () => page.getByRole('region', { name: 'Balances' }).getByTestId('points-balance');
+
+  // The `it` blocks share one browser page and run in order, as one person's session.
+  beforeAll(async () => {
+    if (!fs.existsSync(`${CONSOLE_DIR}/index.html`)) throw new Error(`${CONSOLE_DIR} is not built: run npm run build (npm test does it)`);
+    t = await setup();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    await t.request('PUT', `${API}/customers/1001`, { body: { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' } });
+    await t.request('PUT', `${API}/customers/1002`, { body: { email: 'grace@example.com', first_name: 'Grace', last_name: 'Hopper' } });
+    await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Gold', points_threshold: 2000 } });
+    await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1001', source: 'order', points_amount: 500 } });
+    const reward = (await t.request('POST', `${API}/rewards`, { body: { name: 'Tote bag', points_price: 100, kind: 'free_product', value: 10 } })).json().data;
+    const redemption = await t.request('POST', `${API}/redemptions`, { body: { reward_id: reward.id, customer_identifier: '1001' } });
+    expect(redemption.statusCode).toBe(201);
+    redemptionId = redemption.json().data.id;
+    browser = await launchBrowser();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    process.stdout.write(`screenshots of the console (${TEST_DIALECT}): ${shots}\n`);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('signs in with the "API token" field, shows a wrong token\'s error in words, and keeps the token in sessionStorage only', async () => {
+    await page.goto(`${base}/console/`);
+    await expectAccessible('sign-in');
+    await page.getByLabel('API token').fill('lty_not_a_real_token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refusal = await t.request('GET', `${API}/shop`, { token: 'lty_not_a_real_token' });
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(refusal.json().error.message);
+
+    await page.getByLabel('API token').fill(t.token);
+    await page.getByLabel('API token').press('Enter');
+    await page.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
+    expect(await page.evaluate('({ session: Object.values(sessionStorage), local: localStorage.length, cookies: document.cookie })')).toEqual({ session: [t.token], local: 0, cookies: '' });
+  });
+
+  it('lists customers and finds one by e-mail and by remote_id with "Search customers"', async () => {
+    await page.getByRole('link', { name: 'Grace Hopper' }).waitFor();
+    await expectAccessible('customers');
+    await page.getByLabel('Search customers').fill('ADA@example.com');
+    await page.getByLabel('Search customers').press('Enter');
+    await page.getByRole('cell', { name: 'ada@example.com' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Grace Hopper' }).count()).toBe(0);
+    await page.getByLabel('Search customers').fill('1002');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'Grace Hopper' }).waitFor();
+    await page.getByLabel('Search customers').fill('999999');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('status').filter({ hasText: 'No customers found.' }).waitFor();
+
+    await page.getByLabel('Search customers').fill('1001');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'Ada Lovelace' }).click();
+    await page.getByRole('heading', { name: 'Ada Lovelace', level: 1 }).waitFor();
+    expect(await balance().textContent()).toBe('400');
+    await expectAccessible('customer');
+  });
+
+  it('shows the API\'s validation error beside the field it names, then adjusts points and shows the balance and the event', async () => {
+    const form = page.getByRole('form', { name: 'Adjust points' });
+    await form.getByLabel('Points').fill('12.5');
+    await form.getByRole('button', { name: 'Adjust points' }).click();
+    const points = form.getByLabel('Points');
+    await expect.poll(() => points.getAttribute('aria-invalid')).toBe('true');
+    const described = await points.getAttribute('aria-describedby');
+    expect(await page.locator(`[id="${described}"]`).textContent()).toMatch(/points_amount/);
+    await expectAccessible('adjust-points-error');
+
+    await form.getByLabel('Points').fill('120');
+    await form.getByLabel('Reason').fill('Goodwill: late parcel');
+    await form.getByRole('button', { name: 'Adjust points' }).click();
+    await page.getByRole('cell', { name: 'Goodwill: late parcel' }).waitFor();
+    await expect.poll(() => balance().textContent()).toBe('520');
+    expect(await points.getAttribute('aria-invalid')).toBeNull();
+    expect(await events('Goodwill: late parcel')).toHaveLength(1);
+  });
+
+  it('makes one event of a form submitted twice quickly (one Idempotency-Key per submitted form)', async () => {
+    const keys: (string | undefined)[] = [];
+    const listen = (request: { method(): string; url(): string; headers(): Record<string, string> }) => {
+      if (request.method() === 'POST' && request.url().endsWith(`${API}/points_events`)) keys.push(request.headers()['idempotency-key']);
+    };
+    page.on('request', listen);
+    const form = page.getByRole('form', { name: 'Adjust points' });
+    await form.getByLabel('Points').fill('30');
+    await form.getByLabel('Reason').fill('Twice by mistake');
+    // Two submits before the first answer comes back, as a double click or Enter pressed twice does.
+    await form.evaluate((element) => {
+      const submit = element as unknown as { requestSubmit(): void };
+      submit.requestSubmit();
+      submit.requestSubmit();
+    });
+    await page.getByRole('cell', { name: 'Twice by mistake' }).waitFor();
+    page.off('request', listen);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(keys[1]).toBe(keys[0]);
+    await expect.poll(() => balance().textContent()).toBe('550');
+    expect(await events('Twice by mistake')).toHaveLength(1);
+  });
+
+  it('reverses an event after a confirmation (Escape cancels it)', async () => {
+    const row = page.getByRole('row').filter({ hasText: 'Twice by mistake' });
+    await row.getByRole('button', { name: 'Reverse' }).click();
+    const dialog = page.getByRole('dialog', { name: /^Reverse event \d+\?$/ });
+    await dialog.waitFor();
+    await expectAccessible('reverse-confirmation');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await events('Twice by mistake'))[0]!.reversed_by_event_id).toBeNull();
+
+    await row.getByRole('button', { name: 'Reverse' }).click();
+    await dialog.getByRole('button', { name: 'Reverse event' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await expect.poll(() => balance().textContent()).toBe('520');
+    await page.getByRole('cell', { name: /^Reversed by event \d+$/ }).waitFor();
+    expect((await events('Twice by mistake'))[0]!.reversed_by_event_id).toEqual(expect.any(Number));
+  });
+
+  it('voids a redemption after a confirmation, by keyboard alone, and its points come back', async () => {
+    const row = page.getByRole('region', { name: 'Redemptions' }).getByRole('row').filter({ hasText: 'Tote bag' });
+    await row.getByRole('button', { name: 'Void' }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: /^Void .+\?$/ });
+    await dialog.waitFor();
+    // The dialog takes the focus, on its safe choice first.
+    expect(await dialog.getByRole('button', { name: 'Cancel' }).evaluate((button) => button === (button.ownerDocument as unknown as { activeElement: unknown }).activeElement)).toBe(true);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'hidden' });
+    await row.getByRole('cell', { name: 'voided', exact: true }).waitFor();
+    expect(await row.getByRole('button', { name: 'Void' }).count()).toBe(0);
+    await expect.poll(() => balance().textContent()).toBe('620');
+    expect((await t.request('GET', `${API}/redemptions/${redemptionId}`)).json().data.status).toBe('voided');
+    await expectAccessible('customer-after-void');
+  });
+
+  it('fits a 390 px wide screen: nothing wider than the window but the tables, which scroll', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible('customer-390px');
+    await page.getByRole('link', { name: 'Back to customers' }).click();
+    await page.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible('customers-390px');
+  });
+
+  it('signs in from the URL `loyalty console-link` prints, and takes the token out of the address', async () => {
+    const { stdout } = await run(process.execPath, [MAIN, 'console-link', '--shop', String(t.shop.id), '--url', base], { env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'silent' } });
+    const url = /^http\S+#token=\S+$/m.exec(stdout)?.[0];
+    expect(url, stdout).toBeDefined();
+    const fresh = await context.browser()!.newContext();
+    const linked = await fresh.newPage();
+    await linked.goto(url!);
+    await linked.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
+    expect(linked.url()).toBe(`${base}/console/#/`);
+    await fresh.close();
+  });
+});
