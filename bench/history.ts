@@ -56,7 +56,11 @@ async function runDialect(dialect: Dialect): Promise<void> {
     };
     // Others have a few lots each, so that the page around the heavy customer is like any other.
     for (let b = 0; b < 10; b++) {
-      const events = Array.from({ length: 1000 }, (_, e) => ({ customer_identifier: String(2 + ((b * 1000 + e) % OTHERS)), source: 'order', points_amount: 25 }));
+      const events = Array.from({ length: 1000 }, (_, e) => ({
+        customer_identifier: String(2 + ((b * 1000 + e) % OTHERS)),
+        source: 'order',
+        points_amount: 25,
+      }));
       await call('POST', 'points_events/batch', { points_events: events });
     }
 
@@ -80,14 +84,20 @@ async function runDialect(dialect: Dialect): Promise<void> {
     }
 
     const f = (ms: number) => `${ms.toFixed(2)} ms`.padStart(10);
-    const lines = [`history on ${dialect}: one customer with ${SIZES.map((s) => s.toLocaleString('en-US')).join(', ')} open lots among ${OTHERS.toLocaleString('en-US')} others; ${SAMPLES} of each request, one at a time`];
-    lines.push(`  ${'request'.padEnd(16)}${SIZES.map((s) => `${s.toLocaleString('en-US')} lots`.padStart(24)).join('')}   ratio at ${SIZES.at(-1)!.toLocaleString('en-US')} (target <= 1.5)`);
+    const lines = [
+      `history on ${dialect}: one customer with ${SIZES.map((s) => s.toLocaleString('en-US')).join(', ')} open lots among ${OTHERS.toLocaleString('en-US')} others; ${SAMPLES} of each request, one at a time`,
+    ];
+    lines.push(
+      `  ${'request'.padEnd(16)}${SIZES.map((s) => `${s.toLocaleString('en-US')} lots`.padStart(24)).join('')}   ratio at ${SIZES.at(-1)!.toLocaleString('en-US')} (target <= 1.5)`,
+    );
     for (const name of Object.keys(results[0]!.figures)) {
       const cells = results.map((r) => `${f(r.figures[name]!.median)} /${f(r.figures[name]!.p99)}`.padStart(24)).join('');
       const first = results[0]!.figures[name]!;
       const last = results.at(-1)!.figures[name]!;
       const ratio = Math.max(last.median / first.median, last.p99 / first.p99);
-      lines.push(`  ${name.padEnd(16)}${cells}   ${ratio.toFixed(2)} (median ${(last.median / first.median).toFixed(2)}, p99 ${(last.p99 / first.p99).toFixed(2)})  ${ratio <= 1.5 ? 'ok' : 'ABOVE TARGET'}`);
+      lines.push(
+        `  ${name.padEnd(16)}${cells}   ${ratio.toFixed(2)} (median ${(last.median / first.median).toFixed(2)}, p99 ${(last.p99 / first.p99).toFixed(2)})  ${ratio <= 1.5 ? 'ok' : 'ABOVE TARGET'}`,
+      );
     }
     lines.push('  (each cell: median / p99)', '');
     process.stdout.write(lines.join('\n'));

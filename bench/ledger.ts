@@ -37,7 +37,8 @@ type Dialect = keyof typeof PLAN;
 function batchBody(b: number, mixed = false): string {
   const events = Array.from({ length: BATCH }, (_, e) => {
     const customer_identifier = String(((b * BATCH + e) % CUSTOMERS) + 1);
-    if (mixed && (Math.floor(b / 10) + e) % 5 === 4) return { customer_identifier, source: 'manual', points_amount: -60, internal_note: `Deduction #${b * BATCH + e}` };
+    if (mixed && (Math.floor(b / 10) + e) % 5 === 4)
+      return { customer_identifier, source: 'manual', points_amount: -60, internal_note: `Deduction #${b * BATCH + e}` };
     return {
       customer_identifier,
       source: 'order',

@@ -40,7 +40,11 @@ const line = (name: string, r: WrkResult, extra = '') =>
 
 // wrk shares the 2 cores with the server, the same way for the ceiling and the API, so the
 // ratio is fair; other load on the machine is not, so it is printed with the figures.
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 export const lists: Benchmark = {
   description: 'list pages (cursor and offset) over 1,000,000 customers vs a bare Fastify ceiling; import time',

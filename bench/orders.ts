@@ -18,7 +18,11 @@ const WARMUP_SECONDS = 3;
 const CONNECTIONS = 8;
 
 function cli(databaseUrl: string, args: string[]): string {
-  return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, encoding: 'utf8', maxBuffer: 1 << 26 });
+  return execFileSync(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
 }
 
 function writeLines(file: string, count: number, line: (i: number) => string): void {
@@ -75,7 +79,9 @@ async function createProgramme(url: string, token: string): Promise<void> {
   for (const tier of TIERS) lastTier = (await api(url, token, 'POST', 'vip_tiers', tier)).data.id;
   for (let i = 0; i < REFERRALS; i += 50) {
     await Promise.all(
-      Array.from({ length: 50 }, (_, k) => api(url, token, 'POST', 'referrals', { referrer_remote_id: i + k + 1, referred_email: `customer${CUSTOMERS / 2 + i + k + 1}@example.com` })),
+      Array.from({ length: 50 }, (_, k) =>
+        api(url, token, 'POST', 'referrals', { referrer_remote_id: i + k + 1, referred_email: `customer${CUSTOMERS / 2 + i + k + 1}@example.com` }),
+      ),
     );
   }
   await retiered(url, token, lastTier, 600_000);
@@ -102,7 +108,14 @@ export const orders: Benchmark = {
       writeLines(customersFile, CUSTOMERS, (i) => JSON.stringify({ remote_id: i + 1, email: `customer${i + 1}@example.com` }));
       const ordersFile = path.join(dir, 'orders.ndjson');
       writeLines(ordersFile, count, (i) =>
-        JSON.stringify({ remote_id: i + 1, customer_remote_id: (i % CUSTOMERS) + 1, total: 10 + (i % 190) + 0.99, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-15T12:00:00Z' }),
+        JSON.stringify({
+          remote_id: i + 1,
+          customer_remote_id: (i % CUSTOMERS) + 1,
+          total: 10 + (i % 190) + 0.99,
+          currency: 'EUR',
+          financial_status: 'paid',
+          placed_at: '2026-01-15T12:00:00Z',
+        }),
       );
 
       // Two databases, so that neither import finds the other's rows in its B-trees.
@@ -131,7 +144,8 @@ export const orders: Benchmark = {
         `orders on sqlite: loyalty import of ${count.toLocaleString('en-US')} paid orders over ${CUSTOMERS.toLocaleString('en-US')} customers`,
         `  (earning: the order rule, ${TIERS.length} VIP tiers, both referral rules and ${REFERRALS.toLocaleString('en-US')} pending referrals)`,
       ];
-      for (const r of runs) lines.push(`  ${r.name.padEnd(22)}${`${r.seconds.toFixed(1)} s`.padStart(10)}${`${(r.imported / r.seconds).toFixed(0)} orders/s`.padStart(18)}`);
+      for (const r of runs)
+        lines.push(`  ${r.name.padEnd(22)}${`${r.seconds.toFixed(1)} s`.padStart(10)}${`${(r.imported / r.seconds).toFixed(0)} orders/s`.padStart(18)}`);
       const ratio = earned.imported / earned.seconds / (plain.imported / plain.seconds);
       lines.push(`  ratio earning / plain: ${ratio.toFixed(2)} (target >= 0.5)  ${ratio >= 0.5 ? 'ok' : 'BELOW TARGET'}`, '');
       process.stdout.write(lines.join('\n'));
@@ -175,7 +189,8 @@ export const orders: Benchmark = {
         const gold = tiers.find((t) => t.name === 'Gold')!.id;
         await api(server.url, earning.token, 'PATCH', `vip_tiers/${gold}`, { points_threshold: 1200 });
         const [during, tookMs] = await Promise.all([probe(30), retiered(server.url, earning.token, gold, 600_000)]);
-        const latency = (name: string, r: WrkResult) => `  ${name.padEnd(26)}${`p50 ${r.p50Ms.toFixed(1)} ms`.padStart(14)}${`p99 ${r.p99Ms.toFixed(1)} ms`.padStart(16)}${`max ${r.maxMs.toFixed(1)} ms`.padStart(16)}`;
+        const latency = (name: string, r: WrkResult) =>
+          `  ${name.padEnd(26)}${`p50 ${r.p50Ms.toFixed(1)} ms`.padStart(14)}${`p99 ${r.p99Ms.toFixed(1)} ms`.padStart(16)}${`max ${r.maxMs.toFixed(1)} ms`.padStart(16)}`;
         process.stdout.write(
           [
             `re-tiering ${CUSTOMERS.toLocaleString('en-US')} customers after Gold's threshold changed: done in ${(tookMs / 1000).toFixed(1)} s`,

@@ -129,7 +129,10 @@ async function runDialect(dialect: Dialect): Promise<void> {
     };
     process.stdout.write(
       [
-        `overload on ${dialect}: ${CONNECTIONS} connections for ${SECONDS} s (4 in 5 list pages of 25, 1 in 5 batches of ${BATCH} grants); load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+        `overload on ${dialect}: ${CONNECTIONS} connections for ${SECONDS} s (4 in 5 list pages of 25, 1 in 5 batches of ${BATCH} grants); load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
         `  requests           ${overload.length}`,
         `  answered in ≤ 2 s  ${pct(within).padStart(7)}   (target 100%)  ${within === overload.length ? 'ok' : 'BELOW TARGET'}`,
         `  503 unavailable    ${String(unavailable).padStart(7)}   (${pct(unavailable)})`,

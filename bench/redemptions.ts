@@ -47,7 +47,11 @@ async function runDialect(dialect: Dialect): Promise<void> {
       };
       // Every customer holds many lots, enough for every request below.
       for (let b = 0; b < (CUSTOMERS * LOTS_PER_CUSTOMER) / 1000; b++) {
-        const events = Array.from({ length: 1000 }, (_, e) => ({ customer_identifier: String(((b * 1000 + e) % CUSTOMERS) + 1), source: 'order', points_amount: 50 }));
+        const events = Array.from({ length: 1000 }, (_, e) => ({
+          customer_identifier: String(((b * 1000 + e) % CUSTOMERS) + 1),
+          source: 'order',
+          points_amount: 50,
+        }));
         await call('points_events/batch', { points_events: events });
       }
       const generated = (await call('rewards', { name: 'Generated', kind: 'free_shipping', points_price: 10, code_prefix: 'GEN-' })).data as { id: number };
@@ -56,9 +60,16 @@ async function runDialect(dialect: Dialect): Promise<void> {
 
       const customer = `math.random(1, ${CUSTOMERS})`;
       const measure = (path: string, body: string) =>
-        wrk(server.url, token, `"/merchant_api/v1/${path}"`, SECONDS, CONNECTIONS, { warmupSeconds: WARMUP_SECONDS, pid: server.child.pid, body: { method: 'POST', expr: body } });
+        wrk(server.url, token, `"/merchant_api/v1/${path}"`, SECONDS, CONNECTIONS, {
+          warmupSeconds: WARMUP_SECONDS,
+          pid: server.child.pid,
+          body: { method: 'POST', expr: body },
+        });
       const runs: [string, WrkResult][] = [];
-      runs.push(['deduction (POST /points_events)', await measure('points_events', `'{"customer_identifier":"' .. ${customer} .. '","source":"manual","points_amount":-10}'`)]);
+      runs.push([
+        'deduction (POST /points_events)',
+        await measure('points_events', `'{"customer_identifier":"' .. ${customer} .. '","source":"manual","points_amount":-10}'`),
+      ]);
       runs.push(['redemption, generated code', await measure('redemptions', `'{"reward_id":${generated.id},"customer_identifier":"' .. ${customer} .. '"}'`)]);
       runs.push(['redemption, pool of 100,000', await measure('redemptions', `'{"reward_id":${pooled.id},"customer_identifier":"' .. ${customer} .. '"}'`)]);
 
@@ -74,7 +85,9 @@ async function runDialect(dialect: Dialect): Promise<void> {
         lines.push(
           `  ${name.padEnd(32)}${r.rps.toFixed(0).padStart(9)}${`${r.p50Ms.toFixed(1)} ms`.padStart(10)}${`${r.p99Ms.toFixed(1)} ms`.padStart(10)}` +
             `${r.cpuUsPerRequest === null ? '?'.padStart(11) : `${r.cpuUsPerRequest.toFixed(0)} µs`.padStart(11)}${String(r.non2xx).padStart(9)}   ` +
-            (r === base ? '1.00 (baseline)' : `${cost.toFixed(2)} (CPU ${cpu === null ? '?' : cpu.toFixed(2)}, req/s ${rps.toFixed(2)})  ${cost <= TARGET ? 'ok' : 'ABOVE TARGET'}`),
+            (r === base
+              ? '1.00 (baseline)'
+              : `${cost.toFixed(2)} (CPU ${cpu === null ? '?' : cpu.toFixed(2)}, req/s ${rps.toFixed(2)})  ${cost <= TARGET ? 'ok' : 'ABOVE TARGET'}`),
         );
       }
       lines.push('');

@@ -20,7 +20,7 @@ type Dialect = 'sqlite' | 'postgres';
 /** `count` events: grants spread over the year before `now`, one in five a deduction of a few points at `now`. */
 async function postHistory(database: Database, shopId: number, count: number, now: number): Promise<void> {
   let seed = shopId;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let done = 0; done < count; done += POSTINGS_PER_TRANSACTION) {
     const postings: Posting[] = Array.from({ length: Math.min(POSTINGS_PER_TRANSACTION, count - done) }, (_, i) => {
       // Every fifth round of the customers deducts, from what the rounds before granted.
@@ -74,7 +74,9 @@ async function runDialect(dialect: Dialect, big: number, small: number): Promise
     const from = new Date(now - 365 * DAY).toISOString().slice(0, 10);
     const report = async (token: string) => {
       const started = performance.now();
-      const res = await fetch(`${server.url}/merchant_api/v1/reports/points?from=${from}&to=${to}&interval=day`, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${server.url}/merchant_api/v1/reports/points?from=${from}&to=${to}&interval=day`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       await res.arrayBuffer();
       if (res.status !== 200) throw new Error(`report answered ${res.status}`);
       return performance.now() - started;

@@ -33,9 +33,17 @@ async function run(): Promise<void> {
     const now = Date.now();
     const { shop, token } = await benchShop(database, CUSTOMERS, now);
     await database.close();
-    const server = await startServer(scratch.url, { EXPIRY_SWEEP_INTERVAL_MS: '0', STOREFRONT_RATE_LIMIT_CUSTOMER_MAX: '100000000', STOREFRONT_RATE_LIMIT_ADDRESS_MAX: '100000000' });
+    const server = await startServer(scratch.url, {
+      EXPIRY_SWEEP_INTERVAL_MS: '0',
+      STOREFRONT_RATE_LIMIT_CUSTOMER_MAX: '100000000',
+      STOREFRONT_RATE_LIMIT_ADDRESS_MAX: '100000000',
+    });
     const api = async (method: string, path: string, body: unknown) => {
-      const res = await fetch(`${server.url}/merchant_api/v1/${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${server.url}/merchant_api/v1/${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
       return (await res.json()) as { data: Record<string, unknown> };
     };
@@ -60,7 +68,8 @@ async function run(): Promise<void> {
         .sign(new TextEncoder().encode(key.secret));
       const reference = await startReference('raw-me.js', [scratch.url.slice('sqlite:'.length), String(shop.id), key.secret]);
       try {
-        const measure = (url: string, pid: number) => wrk(url, customerToken, '"/storefront_api/v1/me"', SECONDS, CONNECTIONS, { warmupSeconds: WARMUP_SECONDS, pid });
+        const measure = (url: string, pid: number) =>
+          wrk(url, customerToken, '"/storefront_api/v1/me"', SECONDS, CONNECTIONS, { warmupSeconds: WARMUP_SECONDS, pid });
         const ref = await measure(reference.url, reference.pid);
         const me = await measure(server.url, server.child.pid!);
         const rate = Math.round(ref.rps / 2);
@@ -72,7 +81,10 @@ async function run(): Promise<void> {
           `${r.cpuUsPerRequest === null ? '' : `   CPU ${r.cpuUsPerRequest.toFixed(0).padStart(4)} µs/req`}${r.non2xx ? `   NON-2XX ${r.non2xx}` : ''}`;
         process.stdout.write(
           [
-            `storefront on sqlite: GET /me of one customer with 20 lots, ${CUSTOMERS.toLocaleString('en-US')} customers; wrk, ${CONNECTIONS} connections, ${SECONDS} s; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+            `storefront on sqlite: GET /me of one customer with 20 lots, ${CUSTOMERS.toLocaleString('en-US')} customers; wrk, ${CONNECTIONS} connections, ${SECONDS} s; load ${os
+              .loadavg()
+              .map((l) => l.toFixed(2))
+              .join(' ')}`,
             row('reference (jose + raw row)', ref),
             row('GET /storefront_api/v1/me', me),
             `  ratio ${ratio.toFixed(2)} (target >= ${TARGET_RATIO})  ${ratio >= TARGET_RATIO ? 'ok' : 'BELOW TARGET'}`,

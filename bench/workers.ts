@@ -26,7 +26,11 @@ const WRITE_CONNECTIONS = 4;
 
 const LIST = '/merchant_api/v1/customers';
 const cursorPage = `"${LIST}?pagination[since_id]=" .. math.random(0, ${CUSTOMERS}) .. "&pagination[limit]=25"`;
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const line = (name: string, r: WrkResult, extra = '') =>
   `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(2).padStart(7)} ms   p99 ${r.p99Ms.toFixed(2).padStart(7)} ms${r.non2xx ? `   NON-2XX ${r.non2xx}` : ''}${extra}`;
 
@@ -41,16 +45,23 @@ async function pagesWithWorkers(dialect: 'sqlite' | 'postgres'): Promise<void> {
     const one = await startServer(scratch.url, { WORKERS: '1' });
     const two = await startServer(scratch.url, { WORKERS: '2' });
     try {
-      process.stdout.write(`\n${dialect}: cursor pages of 25 over ${CUSTOMERS} customers, ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP_SECONDS} s of warm-up, each server twice in turn; load average ${load()}\n`);
+      process.stdout.write(
+        `\n${dialect}: cursor pages of 25 over ${CUSTOMERS} customers, ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP_SECONDS} s of warm-up, each server twice in turn; load average ${load()}\n`,
+      );
       const best = { one: null as WrkResult | null, two: null as WrkResult | null };
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const [name, server] of [['one', one], ['two', two]] as const) {
+        for (const [name, server] of [
+          ['one', one],
+          ['two', two],
+        ] as const) {
           const result = await wrk(server.url, token, cursorPage, SECONDS, CONNECTIONS, { warmupSeconds: WARMUP_SECONDS });
           process.stdout.write(`${line(name === 'one' ? 'one process' : '--workers 2', result)}\n`);
           if (best[name] === null || result.rps > best[name].rps) best[name] = result;
         }
       }
-      process.stdout.write(`  best of each: ${best.one!.rps.toFixed(0)} against ${best.two!.rps.toFixed(0)} req/s, ratio ${(best.two!.rps / best.one!.rps).toFixed(2)} (target ≥ 1.4); load average ${load()}\n`);
+      process.stdout.write(
+        `  best of each: ${best.one!.rps.toFixed(0)} against ${best.two!.rps.toFixed(0)} req/s, ratio ${(best.two!.rps / best.one!.rps).toFixed(2)} (target ≥ 1.4); load average ${load()}\n`,
+      );
     } finally {
       await Promise.all([one.stop(), two.stop()]);
     }
@@ -81,7 +92,10 @@ function fillTo(file: string, bytes: number): number {
 function backup(databaseUrl: string, target: string): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, 'backup', target], { env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [MAIN, 'backup', target], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     child.on('exit', (code) => (code === 0 ? resolve((performance.now() - started) / 1000) : reject(new Error(`loyalty backup exited ${code}`))));
   });
 }
@@ -96,7 +110,9 @@ async function writesDuringBackup(): Promise<void> {
     const started = performance.now();
     const customers = fillTo(parseDatabaseUrl(scratch.url).location, BACKUP_BYTES);
     const size = fs.statSync(parseDatabaseUrl(scratch.url).location).size;
-    process.stdout.write(`\nsqlite: ${customers} customers, ${(size / 2 ** 30).toFixed(2)} GB, made in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+    process.stdout.write(
+      `\nsqlite: ${customers} customers, ${(size / 2 ** 30).toFixed(2)} GB, made in ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+    );
 
     const server = await startServer(scratch.url);
     try {

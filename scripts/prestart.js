@@ -13,7 +13,9 @@ const main = path.join(root, 'dist', 'src', 'main.js');
 if (fs.existsSync(typescript)) {
   // npm sets npm_execpath for its scripts: the build runs with the npm that runs this.
   const npm = process.env.npm_execpath;
-  const build = npm ? spawnSync(process.execPath, [npm, 'run', 'build'], { cwd: root, stdio: 'inherit' }) : spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  const build = npm
+    ? spawnSync(process.execPath, [npm, 'run', 'build'], { cwd: root, stdio: 'inherit' })
+    : spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
   process.exit(build.status ?? 1);
 }
 if (!fs.existsSync(main)) {

@@ -107,7 +107,8 @@ function timeouts(env: Env): Config['timeouts'] {
 export function parseWorkers(raw: string, name = 'WORKERS'): number {
   const value = raw.trim().toLowerCase();
   if (value === 'auto') return os.availableParallelism();
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64) throw new ConfigError(`${name} must be a number of processes from 1 to 64, or auto; got "${raw}"`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64)
+    throw new ConfigError(`${name} must be a number of processes from 1 to 64, or auto; got "${raw}"`);
   return Number(value);
 }
 

@@ -1,12 +1,7 @@
 // The closed set of error codes, the one table that maps them to HTTP, and AppError.
 // Domain code throws AppError; only the error handler (http/error-handler.ts) knows statuses.
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'idempotency_error'
-  | 'rate_limit_error'
-  | 'api_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'idempotency_error' | 'rate_limit_error' | 'api_error';
 
 const ERRORS = {
   invalid_json: { status: 400, type: 'invalid_request_error' },
@@ -66,11 +61,7 @@ export class AppError extends Error {
   readonly details: ErrorDetail[] | undefined;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
     super(message);
     this.name = 'AppError';
     this.code = code;

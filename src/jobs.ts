@@ -63,7 +63,8 @@ export function startJobs(app: FastifyInstance, list: Job[] = jobs): () => Promi
           .run(app)
           .catch((err) => {
             // The database being away is not a bug: the job runs again on its next tick.
-            if (unavailability(err) !== null) app.log.warn({ job: job.name, cause: (err as Error).message }, 'background job skipped: the database is unavailable');
+            if (unavailability(err) !== null)
+              app.log.warn({ job: job.name, cause: (err as Error).message }, 'background job skipped: the database is unavailable');
             else app.log.error({ err, job: job.name }, 'background job failed');
           })
           .finally(() => {

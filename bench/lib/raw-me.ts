@@ -11,7 +11,9 @@ import { jwtVerify } from 'jose';
 const [port, file, shop, secret] = process.argv.slice(2);
 const db = new BetterSqlite3(file!, { readonly: true });
 db.pragma('cache_size = -65536');
-const row = db.prepare('select remote_id, email, first_name, points_balance, credits_balance, points_pending, points_earned_lifetime, referral_code, birthday from customers where shop_id = ? and remote_id = ?');
+const row = db.prepare(
+  'select remote_id, email, first_name, points_balance, credits_balance, points_pending, points_earned_lifetime, referral_code, birthday from customers where shop_id = ? and remote_id = ?',
+);
 // Imported once, as the API imports a key's secret once.
 const key = await webcrypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
 

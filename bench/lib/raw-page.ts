@@ -10,7 +10,9 @@ const [port, file, shop] = process.argv.slice(2);
 const db = new BetterSqlite3(file!, { readonly: true });
 db.pragma('cache_size = -65536');
 const page = db
-  .prepare('select remote_id, email, first_name, last_name, phone, birthday, created_at, updated_at from customers where shop_id = ? and remote_id > ? order by remote_id limit ?')
+  .prepare(
+    'select remote_id, email, first_name, last_name, phone, birthday, created_at, updated_at from customers where shop_id = ? and remote_id > ? order by remote_id limit ?',
+  )
   .raw(true);
 const iso = (ms: number) => new Date(ms).toISOString();
 

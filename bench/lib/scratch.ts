@@ -51,7 +51,11 @@ export async function seedCustomers(database: Database, shopId: number, count: n
     created_at: now,
     updated_at: now,
   }));
-  for (let i = 0; i < rows.length; i += 1000) await database.db.insertInto('customers').values(rows.slice(i, i + 1000)).execute();
+  for (let i = 0; i < rows.length; i += 1000)
+    await database.db
+      .insertInto('customers')
+      .values(rows.slice(i, i + 1000))
+      .execute();
 }
 
 /** Migrates the database, then makes a shop with a token and `customers` customers. */

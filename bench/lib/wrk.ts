@@ -42,13 +42,19 @@ export function wrkAvailable(): boolean {
   return fs.existsSync('/usr/bin/wrk') || fs.existsSync('/usr/local/bin/wrk');
 }
 
-
 /**
  * Runs wrk for `seconds` at `connections` (after a warm-up run when asked), each request's
  * path made by the Lua expression `pathExpr` (math.random is seeded per thread), and its JSON
  * body, for a POST or PUT, by `options.body`.
  */
-export async function wrk(url: string, token: string | null, pathExpr: string, seconds: number, connections: number, options: WrkOptions = {}): Promise<WrkResult> {
+export async function wrk(
+  url: string,
+  token: string | null,
+  pathExpr: string,
+  seconds: number,
+  connections: number,
+  options: WrkOptions = {},
+): Promise<WrkResult> {
   const script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wrk-')), 'paths.lua');
   fs.writeFileSync(
     script,
@@ -58,14 +64,18 @@ export async function wrk(url: string, token: string | null, pathExpr: string, s
       'function init(args) math.randomseed(os.time() + seed * 7919) end',
       ...(token ? [`wrk.headers["Authorization"] = "Bearer ${token}"`] : []),
       ...(options.body
-        ? ['wrk.headers["Content-Type"] = "application/json"', `request = function() return wrk.format("${options.body.method}", ${pathExpr}, nil, ${options.body.expr}) end`]
+        ? [
+            'wrk.headers["Content-Type"] = "application/json"',
+            `request = function() return wrk.format("${options.body.method}", ${pathExpr}, nil, ${options.body.expr}) end`,
+          ]
         : [`request = function() return wrk.format("GET", ${pathExpr}) end`]),
       'done = function(summary, latency, requests)',
       '  io.write(string.format("P50 %d\\nP99 %d\\nMAX %d\\nREQUESTS %d\\n", latency:percentile(50), latency:percentile(99), latency.max, summary.requests))',
       'end',
     ].join('\n'),
   );
-  const runWrk = (s: number) => run('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${s}s`, '-s', script, url], { maxBuffer: 1 << 20 });
+  const runWrk = (s: number) =>
+    run('wrk', ['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${s}s`, '-s', script, url], { maxBuffer: 1 << 20 });
   if (options.warmupSeconds) await runWrk(options.warmupSeconds);
   const cpuBefore = options.pid === undefined ? null : cpuUs(options.pid);
   const { stdout } = await runWrk(seconds);

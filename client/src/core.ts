@@ -34,7 +34,9 @@ export type Call<Paths, M extends HttpMethod> = <P extends PathsWithMethod<Paths
 
 /** The list paths: their GET takes `pagination[since_id]`. */
 export type ListPath<Paths> = {
-  [P in PathsWithMethod<Paths, 'get'>]: TakesSinceId<NonNullable<(Paths[P] & { get: { parameters: { query?: unknown } } })['get']['parameters']['query']>> extends true
+  [P in PathsWithMethod<Paths, 'get'>]: TakesSinceId<
+    NonNullable<(Paths[P] & { get: { parameters: { query?: unknown } } })['get']['parameters']['query']>
+  > extends true
     ? P
     : never;
 }[PathsWithMethod<Paths, 'get'>];
@@ -56,7 +58,10 @@ export interface ApiClient<Paths extends object> {
    * `pagination[limit]` sets the page size (default 250, the most); `pagination[since_id]`
    * where to start; offset parameters are not sent.
    */
-  paginate<P extends ListPath<Paths>>(path: P, ...init: InitParam<MaybeOptionalInit<Paths[P], 'get' & keyof Paths[P]>>): AsyncIterableIterator<ListItem<Paths, P>>;
+  paginate<P extends ListPath<Paths>>(
+    path: P,
+    ...init: InitParam<MaybeOptionalInit<Paths[P], 'get' & keyof Paths[P]>>
+  ): AsyncIterableIterator<ListItem<Paths, P>>;
 }
 
 export interface CoreOptions extends TransportOptions {
@@ -89,7 +94,10 @@ export function createApiClient<Paths extends object>(options: CoreOptions): Api
     const query = Object.fromEntries(Object.entries(init.params?.query ?? {}).filter(([name]) => !OFFSET_PARAMS.includes(name)));
     let since = query['pagination[since_id]'] ?? 0;
     for (;;) {
-      const page = (await call('get')(path, { ...init, params: { ...init.params, query: { ...query, 'pagination[limit]': query['pagination[limit]'] ?? 250, 'pagination[since_id]': since } } })) as {
+      const page = (await call('get')(path, {
+        ...init,
+        params: { ...init.params, query: { ...query, 'pagination[limit]': query['pagination[limit]'] ?? 250, 'pagination[since_id]': since } },
+      })) as {
         data: unknown[];
         links: { next_since_id?: number | null };
       };

@@ -62,7 +62,10 @@ async function nextDelay(outcome: Response | undefined, attempt: number, retry: 
   const jittered = backoff / 2 + (Math.random() * backoff) / 2;
   if (outcome === undefined) return jittered;
   if (outcome.status === 409 && attempt > 1) {
-    const body = (await outcome.clone().json().catch(() => null)) as { error?: { code?: string } } | null;
+    const body = (await outcome
+      .clone()
+      .json()
+      .catch(() => null)) as { error?: { code?: string } } | null;
     return body?.error?.code === 'idempotency_key_in_use' ? jittered : undefined;
   }
   if (!RETRIED_STATUSES.has(outcome.status)) return undefined;

@@ -72,7 +72,11 @@ export class StorefrontClient {
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     try {
-      return await fetch(`${this.options.apiBase}/storefront_api/v1${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      return await fetch(`${this.options.apiBase}/storefront_api/v1${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
     } catch {
       throw new PanelError('network error', 'network');
     }

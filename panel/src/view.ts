@@ -54,7 +54,8 @@ function summary(me: Me): string {
       ? ''
       : `<progress part="progress" max="${next.points_threshold}" value="${Math.min(progress.points_earned, next.points_threshold)}" aria-label="Progress to ${esc(next.name)}"></progress>
          <p class="muted">${points(progress.points_needed)} to ${esc(next.name)}</p>`;
-  const expiry = me.next_expiry === null ? '' : `<p class="muted" part="expiry">${points(me.next_expiry.points)} expire on ${day(me.next_expiry.expires_at)}</p>`;
+  const expiry =
+    me.next_expiry === null ? '' : `<p class="muted" part="expiry">${points(me.next_expiry.points)} expire on ${day(me.next_expiry.expires_at)}</p>`;
   const credits = me.credits_balance > 0 ? `<p class="muted">${number(me.credits_balance)} in store credit</p>` : '';
   return `<section aria-label="Your balance"><p class="balance" part="balance">${points(me.points_balance)}</p>${credits}<p part="tier">${tier}</p>${bar}${expiry}</section>`;
 }
@@ -90,7 +91,8 @@ const RULE_WORDS: Record<string, string> = {
 
 function earning(rules: readonly EarningRule[]): string {
   const items = rules.flatMap((r) => {
-    if (r.kind === 'order' && r.points_per_unit !== null) return [`${points(r.points_per_unit)} per ${number(r.unit_amount ?? 1)} ${esc(r.currency ?? '')} spent`];
+    if (r.kind === 'order' && r.points_per_unit !== null)
+      return [`${points(r.points_per_unit)} per ${number(r.unit_amount ?? 1)} ${esc(r.currency ?? '')} spent`];
     const when = RULE_WORDS[r.kind];
     return when !== undefined && r.points_amount !== null ? [`${points(r.points_amount)} ${when}`] : [];
   });
@@ -116,6 +118,9 @@ export function render(state: State): string {
       ? ''
       : `<section aria-label="Your code" part="code-section"><h2>Your code for ${esc(state.redeemed.reward.name)}</h2>
          <p><span class="code" part="code">${esc(state.redeemed.code)}</span> <button part="copy-button" data-copy>${state.copied ? 'Copied' : 'Copy'}</button></p></section>`;
-  const referral = state.me.referral_code === null ? '' : `<h2>Refer a friend</h2><p>Your referral code: <span class="code" part="referral-code">${esc(state.me.referral_code)}</span></p>`;
+  const referral =
+    state.me.referral_code === null
+      ? ''
+      : `<h2>Refer a friend</h2><p>Your referral code: <span class="code" part="referral-code">${esc(state.me.referral_code)}</span></p>`;
   return `${error}${summary(state.me)}<div aria-live="polite">${code}</div>${rewards(state.rewards, state.busy)}${earning(state.rules)}${history(state.events)}${referral}`;
 }

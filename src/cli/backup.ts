@@ -53,7 +53,8 @@ export function registerBackupCommands(program: Command): void {
     .action(async (file: string, options: { json?: boolean }) => {
       const target = sqliteFile('restore', 'pg_restore');
       const { pending } = await refusalsExit2(() => restoreSqlite(file, target));
-      const next = pending.length === 0 ? 'Its schema is up to date.' : `It has ${pending.length} pending migration(s), which loyalty serve or loyalty migrate applies.`;
+      const next =
+        pending.length === 0 ? 'Its schema is up to date.' : `It has ${pending.length} pending migration(s), which loyalty serve or loyalty migrate applies.`;
       output(options.json === true, { file, database: target, pending_migrations: pending }, () => `Restored ${file} into ${target}. ${next}`);
     });
 }

@@ -76,7 +76,8 @@ export async function servePrimary(config: Config): Promise<void> {
   process.on('SIGINT', () => stopAll('SIGINT'));
   for (let i = 0; i < config.workers; i++) cluster.fork();
   log.info({ workers: config.workers, port: config.port }, 'serving with workers');
-  if (config.rateLimit.redisUrl === null) log.warn({ workers: config.workers }, 'each worker counts RATE_LIMIT_MAX on its own: set REDIS_URL to share one count per shop');
+  if (config.rateLimit.redisUrl === null)
+    log.warn({ workers: config.workers }, 'each worker counts RATE_LIMIT_MAX on its own: set REDIS_URL to share one count per shop');
 }
 
 /** A worker's /metrics asks the primary, which gathers every worker's metrics and sums them. */
@@ -84,7 +85,8 @@ function answerMetricsRequests(): void {
   const aggregator = new AggregatorRegistry();
   cluster.on('message', (worker, message: { type?: unknown; id: number }) => {
     if (message?.type !== METRICS_REQUEST) return;
-    const reply = (answer: Omit<MetricsReply, 'type' | 'id'>) => worker.isConnected() && worker.send({ type: METRICS_REQUEST, id: message.id, ...answer } satisfies MetricsReply);
+    const reply = (answer: Omit<MetricsReply, 'type' | 'id'>) =>
+      worker.isConnected() && worker.send({ type: METRICS_REQUEST, id: message.id, ...answer } satisfies MetricsReply);
     aggregator.clusterMetrics().then(
       (text) => reply({ text }),
       (error: Error) => reply({ error: error.message }),

@@ -24,7 +24,23 @@ import { DAY_MS } from '../clock.js';
 // merchant.
 
 const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Margaret', 'Ken', 'Radia', 'Linus', 'Frances', 'John', 'Katherine', 'Dennis', 'Hedy'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Hamilton', 'Thompson', 'Perlman', 'Torvalds', 'Allen', 'Backus', 'Johnson', 'Ritchie', 'Lamarr'];
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Hamilton',
+  'Thompson',
+  'Perlman',
+  'Torvalds',
+  'Allen',
+  'Backus',
+  'Johnson',
+  'Ritchie',
+  'Lamarr',
+];
 const STATUSES = ['paid', 'paid', 'paid', 'paid', 'partially_refunded', 'refunded', 'pending'];
 const REWARDS = [
   { name: '5 € off your next order', points_price: 500, kind: 'fixed_amount_discount', value: 5 },
@@ -78,7 +94,13 @@ export async function seedDemo(db: DB, config: Config, shopId: number, count: nu
   for (let i = 1; i <= count; i++) {
     const first = pick(FIRST);
     const last = pick(LAST);
-    const body = { email: `${first}.${last}.${i}@example.com`.toLowerCase(), first_name: first, last_name: last, phone: null, birthday: `19${60 + Math.floor(rand() * 40)}-0${1 + Math.floor(rand() * 9)}-1${Math.floor(rand() * 9)}` };
+    const body = {
+      email: `${first}.${last}.${i}@example.com`.toLowerCase(),
+      first_name: first,
+      last_name: last,
+      phone: null,
+      birthday: `19${60 + Math.floor(rand() * 40)}-0${1 + Math.floor(rand() * 9)}-1${Math.floor(rand() * 9)}`,
+    };
     people.push({ remote_id: i, ...columnsOf(customers, body, 'replace', now) });
     for (let k = Math.floor(rand() * 4); k > 0; k--) {
       const order = {
@@ -90,14 +112,20 @@ export async function seedDemo(db: DB, config: Config, shopId: number, count: nu
         placed_at: new Date(now - Math.floor(rand() * 365 * DAY_MS)).toISOString(),
       };
       // A partial refund gives back 30% of the total; a refunded order all of it.
-      if (order.financial_status !== 'paid' && order.financial_status !== 'pending') order.total_refunded = order.financial_status === 'refunded' ? order.total : Math.floor(order.total * 30) / 100;
+      if (order.financial_status !== 'paid' && order.financial_status !== 'pending')
+        order.total_refunded = order.financial_status === 'refunded' ? order.total : Math.floor(order.total * 30) / 100;
       sales.push({ remote_id: 100_000 + sales.length + 1, ...columnsOf(orders, order, 'replace', now) });
     }
     if (rand() < 0.2) redeeming.add(i);
   }
 
   // Customers already there keep their data and points: a second run credits no one twice.
-  const existing = await existingRecords(db, shopId, customers, people.map((p) => Number(p.remote_id)));
+  const existing = await existingRecords(
+    db,
+    shopId,
+    customers,
+    people.map((p) => Number(p.remote_id)),
+  );
   const newPeople = people.filter((p) => !existing.has(Number(p.remote_id)));
   const newSales = sales.filter((s) => !existing.has(Number(s.customer_remote_id)));
 
@@ -111,15 +139,35 @@ export async function seedDemo(db: DB, config: Config, shopId: number, count: nu
     await createMany(trx, w, earningRules, newRules);
     // Tiers before the customers, who reach them as they earn. A tier is added unless its
     // name or threshold is taken (both are unique in a shop).
-    const taken = await createMany(trx, w, vipTiers, TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)));
+    const taken = await createMany(
+      trx,
+      w,
+      vipTiers,
+      TIERS.map((t) => columnsOf(vipTiers, t, 'create', now)),
+    );
     // As an import would: the shop's customer.created webhooks hear of the new customers.
     const upsert = async (r: typeof customers, rows: Row[]) => {
-      const refused = await upsertMany(trx, w, r, rows.map(({ remote_id, ...values }) => ({ id: Number(remote_id), values })));
+      const refused = await upsertMany(
+        trx,
+        w,
+        r,
+        rows.map(({ remote_id, ...values }) => ({ id: Number(remote_id), values })),
+      );
       if (refused.size > 0) throw new Error(`the demo's own ${r.table} were refused: ${JSON.stringify([...refused.values()][0])}`);
     };
     await upsert(customers, newPeople);
     await upsert(orders, newSales);
-    const names = new Set((await selectRecords(trx, shopId, rewards).where('name', 'in', REWARDS.map((r) => r.name)).execute()).map((row) => row.name));
+    const names = new Set(
+      (
+        await selectRecords(trx, shopId, rewards)
+          .where(
+            'name',
+            'in',
+            REWARDS.map((r) => r.name),
+          )
+          .execute()
+      ).map((row) => row.name),
+    );
     const newRewards = REWARDS.filter((r) => !names.has(r.name)).map((r) => columnsOf(rewards, r, 'create', now));
     await createMany(trx, w, rewards, newRewards);
     return { earning_rules: newRules.length, rewards: newRewards.length, vip_tiers: TIERS.length - taken.size };
@@ -173,7 +221,9 @@ export function registerDemoCommand(program: Command): void {
         output(options.json ?? false, summary, () =>
           Object.values(summary).every((n) => n === 0)
             ? `Shop ${shopId} already holds the demo data for ${count} customers: nothing to add.`
-            : `Seeded shop ${shopId}: ${Object.entries(summary).map(([k, v]) => `${v} ${k.replace('_', ' ')}`).join(', ')}.`,
+            : `Seeded shop ${shopId}: ${Object.entries(summary)
+                .map(([k, v]) => `${v} ${k.replace('_', ' ')}`)
+                .join(', ')}.`,
         );
       });
     });

@@ -25,7 +25,8 @@ export function registerExportCommand(program: Command): void {
     .option('--out <file>', 'where to write (default: standard output); a progress bar is shown on a terminal then')
     .action(async (list: string, options: { shop: string; format: string; out?: string }) => {
       if (!Object.hasOwn(EXPORTS, list)) throw new CliError(`list must be one of ${EXPORT_NAMES.join(', ')}, got "${list}"`);
-      if (!FORMATS.includes(options.format as (typeof FORMATS)[number])) throw new CliError(`--format must be one of ${FORMATS.join(', ')}, got "${options.format}"`);
+      if (!FORMATS.includes(options.format as (typeof FORMATS)[number]))
+        throw new CliError(`--format must be one of ${FORMATS.join(', ')}, got "${options.format}"`);
       const shopId = parseId(options.shop, '--shop');
       const name = list as ExportName;
       await withDatabase(async (database) => {

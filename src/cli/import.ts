@@ -44,8 +44,8 @@ export function registerImportCommand(program: Command): void {
     .command('import')
     .description(
       `Upsert records by remote_id from an NDJSON (.ndjson, .jsonl) or CSV (.csv) file; re-running it is harmless. Resources: ${importable.join(', ')}.\n` +
-      'Each row is validated as a PUT body is. Bad rows are listed by line number (the file\'s: a CSV header is line 1) and skipped; ' +
-      `the others are imported. Exit status: 0 when every row was imported, ${EXIT_ROWS_REJECTED} when some were rejected (the others were imported), ` +
+        "Each row is validated as a PUT body is. Bad rows are listed by line number (the file's: a CSV header is line 1) and skipped; " +
+        `the others are imported. Exit status: 0 when every row was imported, ${EXIT_ROWS_REJECTED} when some were rejected (the others were imported), ` +
         '2 for a bad argument, 1 for any other failure (rows already written stay; re-running is harmless).',
     )
     .argument('<resource>', importable.join(' | '))
@@ -57,7 +57,8 @@ export function registerImportCommand(program: Command): void {
     .action(async (resource: string, file: string, options: { shop: string; format?: string; json?: boolean; earn: boolean }) => {
       const r = resourceNamed(resource);
       if (r === undefined || r.write !== 'upsert') throw new CliError(`resource must be one of ${importable.join(', ')}, got "${resource}"`);
-      if (options.format !== undefined && !FORMATS.includes(options.format as Format)) throw new CliError(`--format must be one of ${FORMATS.join(', ')}, got "${options.format}"`);
+      if (options.format !== undefined && !FORMATS.includes(options.format as Format))
+        throw new CliError(`--format must be one of ${FORMATS.join(', ')}, got "${options.format}"`);
       const format = (options.format as Format | undefined) ?? formatOf(file);
       if (format === undefined) throw new CliError(`unsupported file format: ${file} (name it .ndjson, .jsonl or .csv, or pass --format ${FORMATS.join('|')})`);
       if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new CliError(`no such file: ${file}`);
@@ -66,11 +67,21 @@ export function registerImportCommand(program: Command): void {
         if ((await getShop(database.db, shopId)) === undefined) throw new CliError(`no shop with id ${shopId}`);
         const bar = progressBar(options.json ? 0 : fs.statSync(file).size);
         const started = Date.now();
-        const result = await importRecords(database.db, shopId, r, readFile(r, file, format, (n) => bar.advance(n)), Date.now(), config, { earn: options.earn });
+        const result = await importRecords(
+          database.db,
+          shopId,
+          r,
+          readFile(r, file, format, (n) => bar.advance(n)),
+          Date.now(),
+          config,
+          { earn: options.earn },
+        );
         bar.done();
         const seconds = (Date.now() - started) / 1000;
         output(options.json ?? false, { ...result, seconds }, () => {
-          const lines = [`Imported ${result.imported} ${r.plural}, rejected ${result.rejected.length} ${result.rejected.length === 1 ? 'row' : 'rows'} (${seconds.toFixed(1)} s).`];
+          const lines = [
+            `Imported ${result.imported} ${r.plural}, rejected ${result.rejected.length} ${result.rejected.length === 1 ? 'row' : 'rows'} (${seconds.toFixed(1)} s).`,
+          ];
           for (const { line, reason } of result.rejected.slice(0, 100)) lines.push(`  line ${line}: ${reason}`);
           if (result.rejected.length > 100) lines.push(`  … and ${result.rejected.length - 100} more (use --json for all)`);
           return lines.join('\n');

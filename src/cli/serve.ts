@@ -108,7 +108,13 @@ async function listPendingMigrations(json: boolean): Promise<void> {
   let pending: string[];
   if (dialect === 'sqlite' && !fs.existsSync(location)) pending = allMigrations();
   else pending = await opened(databaseUrl, pendingMigrations);
-  output(json, { pending }, () => (pending.length === 0 ? 'Database is up to date: no pending migrations.' : [`${pending.length} pending migration(s), applied in this order by loyalty migrate or loyalty serve:`, ...pending.map((name) => `  ${name}`)].join('\n')));
+  output(json, { pending }, () =>
+    pending.length === 0
+      ? 'Database is up to date: no pending migrations.'
+      : [`${pending.length} pending migration(s), applied in this order by loyalty migrate or loyalty serve:`, ...pending.map((name) => `  ${name}`)].join(
+          '\n',
+        ),
+  );
 }
 
 export function registerServeCommands(program: Command): void {
@@ -116,7 +122,9 @@ export function registerServeCommands(program: Command): void {
     .command('serve')
     .description('Migrate the database, then serve the API (and run background jobs)')
     .option('--workers <n|auto>', 'processes that serve on the port, auto for one per core (default: WORKERS, else 1)')
-    .action(async (options: { workers?: string }) => serve(loadConfig(process.env, options.workers === undefined ? {} : { workers: parseWorkers(options.workers, '--workers') })));
+    .action(async (options: { workers?: string }) =>
+      serve(loadConfig(process.env, options.workers === undefined ? {} : { workers: parseWorkers(options.workers, '--workers') })),
+    );
 
   program
     .command('migrate')
@@ -126,6 +134,8 @@ export function registerServeCommands(program: Command): void {
     .action(async (options: { dryRun?: boolean; json?: boolean }) => {
       if (options.dryRun) return listPendingMigrations(options.json === true);
       const applied = await opened(loadConfig().databaseUrl, migrateToLatest);
-      output(options.json === true, { applied }, () => (applied.length === 0 ? 'Database is up to date.' : `Applied ${applied.join(', ')}. Database is up to date.`));
+      output(options.json === true, { applied }, () =>
+        applied.length === 0 ? 'Database is up to date.' : `Applied ${applied.join(', ')}. Database is up to date.`,
+      );
     });
 }

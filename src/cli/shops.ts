@@ -31,7 +31,9 @@ const SHOP_COLUMNS = ['id', 'name', 'per_event_expiry', 'points_expiry_days', 'c
 
 /** Rows per table for people: the tables that have any, and the total. */
 function rowsTable(rows: Record<string, number>): string {
-  const lines = Object.entries(rows).filter(([, n]) => n > 0).map(([name, n]) => ({ table: name, rows: n }));
+  const lines = Object.entries(rows)
+    .filter(([, n]) => n > 0)
+    .map(([name, n]) => ({ table: name, rows: n }));
   return table([...lines, { table: 'total', rows: total(rows) }], ['table', 'rows']);
 }
 
@@ -52,9 +54,7 @@ export function registerShopCommands(program: Command): void {
         const now = Date.now();
         const shop = await createShop(db, { name: opts.name, per_event_expiry: opts.perEventExpiry, points_expiry_days: toDays(opts.expiryDays) ?? null }, now);
         const { token } = await createToken(db, shop.id, 'default', now);
-        output(opts.json, { shop: shopView(shop), token }, () =>
-          `Created shop ${shop.id} (${shop.name}).\nAPI token (shown once, keep it secret): ${token}`,
-        );
+        output(opts.json, { shop: shopView(shop), token }, () => `Created shop ${shop.id} (${shop.name}).\nAPI token (shown once, keep it secret): ${token}`);
       });
     });
 
@@ -71,10 +71,10 @@ export function registerShopCommands(program: Command): void {
 
   shops
     .command('update <id>')
-    .description('Change a shop\'s name or expiry settings')
+    .description("Change a shop's name or expiry settings")
     .option('--name <name>', 'new name', shopName)
     .option('--per-event-expiry', 'allow points events to set their own expires_at')
-    .option('--no-per-event-expiry', 'use the shop\'s expiry for every points event')
+    .option('--no-per-event-expiry', "use the shop's expiry for every points event")
     .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
     .option('--json', 'print JSON', false)
     .action(async (id: string, opts: { name?: string; perEventExpiry?: boolean; expiryDays?: number | typeof NEVER; json: boolean }) => {
@@ -95,7 +95,7 @@ export function registerShopCommands(program: Command): void {
     .command('delete')
     .summary('Erase a shop and all of its data, irreversibly (asks for --yes)')
     .description(
-      'Erase a shop and everything stored for it (customers, ledger, orders, rewards, webhooks, tokens...), irreversibly, as Shopify\'s shop/redact asks. ' +
+      "Erase a shop and everything stored for it (customers, ledger, orders, rewards, webhooks, tokens...), irreversibly, as Shopify's shop/redact asks. " +
         'Its tokens are revoked first (running API processes refuse them within 2 seconds); its rows then go in transactions of at most --chunk-size rows, ' +
         'so other shops are served meanwhile. Prints the rows deleted per table. Without --yes it only prints what it would delete, and exits 2. ' +
         'Re-running it after an interruption finishes the job.',
@@ -136,15 +136,17 @@ export function registerShopCommands(program: Command): void {
       await withDatabase(async ({ db }) => {
         if (!(await getShop(db, shopId))) throw new CliError(`No shop with id ${shopId}`);
         const { token, row } = await createToken(db, shopId, opts.name, Date.now());
-        output(opts.json, { id: row.id, shop_id: shopId, name: row.name, hint: row.hint, token }, () =>
-          `Created token ${row.id} (${row.name}) for shop ${shopId}.\nAPI token (shown once, keep it secret): ${token}`,
+        output(
+          opts.json,
+          { id: row.id, shop_id: shopId, name: row.name, hint: row.hint, token },
+          () => `Created token ${row.id} (${row.name}) for shop ${shopId}.\nAPI token (shown once, keep it secret): ${token}`,
         );
       });
     });
 
   tokens
     .command('list')
-    .description('List a shop\'s tokens (never their secrets)')
+    .description("List a shop's tokens (never their secrets)")
     .requiredOption('--shop <id>', 'shop id')
     .option('--json', 'print JSON', false)
     .action(async (opts: { shop: string; json: boolean }) => {

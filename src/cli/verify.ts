@@ -10,7 +10,7 @@ export function registerVerifyCommand(program: Command): void {
   program
     .command('verify')
     .description(
-      'Check every ledger invariant: stored balances = what open lots hold = the sum of the events; each lot\'s remaining = its amount ' +
+      "Check every ledger invariant: stored balances = what open lots hold = the sum of the events; each lot's remaining = its amount " +
         'less its consumptions; lifetime totals and next expiry as the history says; nothing negative. Prints each discrepancy and exits 1 when there is any.',
     )
     .option('--shop <id>', 'check one shop (default: every shop)')

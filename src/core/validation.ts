@@ -111,7 +111,10 @@ function describe(error: ErrorObject, param: string): SchemaError {
     case 'exclusiveMaximum':
       return { code: 'out_of_range', message: `${name} must be ${p.comparison} ${p.limit}` };
     case 'minLength':
-      return { code: p.limit === 1 ? 'blank' : 'too_short', message: p.limit === 1 ? `${name} must not be blank` : `${name} must be at least ${p.limit} characters` };
+      return {
+        code: p.limit === 1 ? 'blank' : 'too_short',
+        message: p.limit === 1 ? `${name} must not be blank` : `${name} must be at least ${p.limit} characters`,
+      };
     case 'maxLength':
       return { code: 'too_long', message: `${name} must be at most ${p.limit} characters` };
     case 'minItems':

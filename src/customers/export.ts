@@ -53,11 +53,18 @@ export async function* exportDocument(db: DB, shopId: number, customer: Row, now
     for await (const chunk of rows) yield await map(chunk);
   }
 
-  const events = chunked((after) => eventsQuery(db, shopId, { customerRemoteId: remoteId }).where('points_events.id', '>', after).orderBy('points_events.id'), 'id');
-  yield* section('points_events', mapped(events, (rows: EventRow[]) => rows.map((row) => eventJson(row, row.email, row.reversed_by_event_id))));
+  const events = chunked(
+    (after) => eventsQuery(db, shopId, { customerRemoteId: remoteId }).where('points_events.id', '>', after).orderBy('points_events.id'),
+    'id',
+  );
+  yield* section(
+    'points_events',
+    mapped(events, (rows: EventRow[]) => rows.map((row) => eventJson(row, row.email, row.reversed_by_event_id))),
+  );
 
   const lots = chunked(
-    (after) => db.selectFrom('points_lots').selectAll().where('shop_id', '=', shopId).where('customer_remote_id', '=', remoteId).where('id', '>', after).orderBy('id'),
+    (after) =>
+      db.selectFrom('points_lots').selectAll().where('shop_id', '=', shopId).where('customer_remote_id', '=', remoteId).where('id', '>', after).orderBy('id'),
     'id',
   );
   yield* section(
@@ -65,30 +72,72 @@ export async function* exportDocument(db: DB, shopId: number, customer: Row, now
     mapped(lots, (rows) =>
       rows.map((lot) => {
         const amount = (v: number) => (lot.kind === 'credits' ? creditsToNumber(Number(v)) : Number(v));
-        return { id: Number(lot.id), kind: lot.kind, amount: amount(lot.amount), remaining: amount(lot.remaining), expires_at: lot.expires_at === null ? null : isoTime(Number(lot.expires_at)), event_id: Number(lot.event_id), created_at: isoTime(Number(lot.created_at)) };
+        return {
+          id: Number(lot.id),
+          kind: lot.kind,
+          amount: amount(lot.amount),
+          remaining: amount(lot.remaining),
+          expires_at: lot.expires_at === null ? null : isoTime(Number(lot.expires_at)),
+          event_id: Number(lot.event_id),
+          created_at: isoTime(Number(lot.created_at)),
+        };
       }),
     ),
   );
 
   const records = (r: typeof orders, narrow: (q: SelectQueryBuilder<any, any, Row>) => SelectQueryBuilder<any, any, Row>) =>
     mapped(
-      chunked((after) => narrow(selectRecords(db, shopId, r)).where(r.id, '>', after).orderBy(r.id), r.id),
+      chunked(
+        (after) =>
+          narrow(selectRecords(db, shopId, r))
+            .where(r.id, '>', after)
+            .orderBy(r.id),
+        r.id,
+      ),
       (rows: Row[]) => recordsJson(db, shopId, r, rows, now),
     );
-  yield* section('orders', records(orders, (q) => q.where((eb) => eb.or([eb('customer_remote_id', '=', remoteId), eb('points_customer_remote_id', '=', remoteId)]))));
-  yield* section('subscription_contracts', records(subscriptionContracts, (q) => q.where('customer_remote_id', '=', remoteId)));
+  yield* section(
+    'orders',
+    records(orders, (q) => q.where((eb) => eb.or([eb('customer_remote_id', '=', remoteId), eb('points_customer_remote_id', '=', remoteId)]))),
+  );
+  yield* section(
+    'subscription_contracts',
+    records(subscriptionContracts, (q) => q.where('customer_remote_id', '=', remoteId)),
+  );
   yield* section(
     'referrals',
     records(referrals, (q) =>
-      q.where((eb) => eb.or([eb('referrer_remote_id', '=', remoteId), eb('referred_remote_id', '=', remoteId), ...(email === null ? [] : [eb('referred_email_key', '=', emailKey(email))])])),
+      q.where((eb) =>
+        eb.or([
+          eb('referrer_remote_id', '=', remoteId),
+          eb('referred_remote_id', '=', remoteId),
+          ...(email === null ? [] : [eb('referred_email_key', '=', emailKey(email))]),
+        ]),
+      ),
     ),
   );
-  const redemptions = chunked((after) => redemptionsQuery(db, shopId, { customerRemoteId: remoteId }).where('redemptions.id', '>', after).orderBy('redemptions.id'), 'id');
-  yield* section('redemptions', mapped(redemptions, (rows: RedemptionRow[]) => rows.map(redemptionJson)));
-  const tiers = chunked(
-    (after) => db.selectFrom('vip_tier_changes').selectAll().where('shop_id', '=', shopId).where('customer_remote_id', '=', remoteId).where('id', '>', after).orderBy('id'),
+  const redemptions = chunked(
+    (after) => redemptionsQuery(db, shopId, { customerRemoteId: remoteId }).where('redemptions.id', '>', after).orderBy('redemptions.id'),
     'id',
   );
-  yield* section('vip_tier_history', mapped(tiers, (rows) => rows.map(tierChangeJson)));
+  yield* section(
+    'redemptions',
+    mapped(redemptions, (rows: RedemptionRow[]) => rows.map(redemptionJson)),
+  );
+  const tiers = chunked(
+    (after) =>
+      db
+        .selectFrom('vip_tier_changes')
+        .selectAll()
+        .where('shop_id', '=', shopId)
+        .where('customer_remote_id', '=', remoteId)
+        .where('id', '>', after)
+        .orderBy('id'),
+    'id',
+  );
+  yield* section(
+    'vip_tier_history',
+    mapped(tiers, (rows) => rows.map(tierChangeJson)),
+  );
   yield '}}';
 }

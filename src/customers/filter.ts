@@ -8,7 +8,7 @@ import { findCustomer } from './repository.js';
 
 export const CUSTOMER_FILTER = {
   customer_identifier: Type.Optional(
-    Type.String({ minLength: 1, description: 'Only this customer\'s records (remote_id or e-mail address, case-insensitive)', examples: ['ada@example.com'] }),
+    Type.String({ minLength: 1, description: "Only this customer's records (remote_id or e-mail address, case-insensitive)", examples: ['ada@example.com'] }),
   ),
 };
 

@@ -53,7 +53,8 @@ const NOTES = ['internal_note', 'external_note'] as const;
 export function scrubbed(text: string, person: Person): string | null {
   let changed = false;
   const isPerson = (value: unknown) => value === person.remoteId;
-  const isEmail = (value: unknown) => typeof value === 'string' && person.email !== null && (value.toLowerCase() === person.email || emailKey(value) === person.emailKey);
+  const isEmail = (value: unknown) =>
+    typeof value === 'string' && person.email !== null && (value.toLowerCase() === person.email || emailKey(value) === person.emailKey);
   const set = (o: Record<string, unknown>, key: string, value: unknown) => {
     if (key in o && o[key] !== value) {
       o[key] = value;
@@ -93,7 +94,8 @@ export function scrubbed(text: string, person: Person): string | null {
 }
 
 /** `column LIKE %text%`, case-insensitive, the text's own wildcards escaped. */
-const contains = (column: string, text: string) => sql<boolean>`lower(${sql.ref(column)}) like ${`%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`;
+const contains = (column: string, text: string) =>
+  sql<boolean>`lower(${sql.ref(column)}) like ${`%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`;
 
 /** Whether a stored response shows the person's customer record itself: a PUT /customers/{remote_id}'s. */
 function showsPerson(text: string, person: Person): boolean {
@@ -108,14 +110,23 @@ function showsPerson(text: string, person: Person): boolean {
  */
 const withdrawn = (person: Person) => ({
   status_code: 404,
-  response_body: JSON.stringify({ error: { code: 'not_found', message: `Customer ${person.remoteId} was erased after this request; its response is no longer kept` } }),
+  response_body: JSON.stringify({
+    error: { code: 'not_found', message: `Customer ${person.remoteId} was erased after this request; its response is no longer kept` },
+  }),
 });
 
 /**
  * Rewrites the stored JSON of `table.column` that may mention the person; the rest is left
  * alone. A stored response that shows the customer record itself is withdrawn.
  */
-async function scrubStored(trx: DB, shopId: number, person: Person, table: 'idempotency_keys' | 'webhook_deliveries', key: 'key' | 'id', column: 'response_body' | 'payload'): Promise<void> {
+async function scrubStored(
+  trx: DB,
+  shopId: number,
+  person: Person,
+  table: 'idempotency_keys' | 'webhook_deliveries',
+  key: 'key' | 'id',
+  column: 'response_body' | 'payload',
+): Promise<void> {
   const candidates: { key: string | number; text: string }[] = await untyped(trx)
     .selectFrom(table)
     .select([`${key} as key`, `${column} as text`])
@@ -128,7 +139,13 @@ async function scrubStored(trx: DB, shopId: number, person: Person, table: 'idem
       continue;
     }
     const text = scrubbed(candidate.text, person);
-    if (text !== null) await untyped(trx).updateTable(table).set({ [column]: text }).where('shop_id', '=', shopId).where(key, '=', candidate.key).execute();
+    if (text !== null)
+      await untyped(trx)
+        .updateTable(table)
+        .set({ [column]: text })
+        .where('shop_id', '=', shopId)
+        .where(key, '=', candidate.key)
+        .execute();
   }
 }
 
@@ -154,7 +171,12 @@ export async function redactCustomer(trx: DB, shopId: number, identifier: string
   const anon = person.anonymousId;
   /** Moves the person's rows of `table` to the anonymous customer, with `also` changed too. */
   const rekey = (table: string, column: string, also: Record<string, unknown> = {}) =>
-    untyped(trx).updateTable(table).set({ [column]: anon, ...also }).where('shop_id', '=', shopId).where(column, '=', remoteId).execute();
+    untyped(trx)
+      .updateTable(table)
+      .set({ [column]: anon, ...also })
+      .where('shop_id', '=', shopId)
+      .where(column, '=', remoteId)
+      .execute();
 
   await rekey('customers', 'remote_id', {
     email: null,
@@ -168,7 +190,8 @@ export async function redactCustomer(trx: DB, shopId: number, identifier: string
     updated_at: now,
   });
   await rekey('points_events', 'customer_remote_id', { internal_note: null, external_note: null });
-  for (const table of ['points_lots', 'customer_earned_days', 'redemptions', 'vip_tier_changes', 'subscription_contracts', 'orders']) await rekey(table, 'customer_remote_id');
+  for (const table of ['points_lots', 'customer_earned_days', 'redemptions', 'vip_tier_changes', 'subscription_contracts', 'orders'])
+    await rekey(table, 'customer_remote_id');
   await rekey('orders', 'points_customer_remote_id');
   // Their pending referrals, as referrer or as the friend, can no longer complete: paying an
   // anonymous customer, or for a friend who asked to be forgotten, is nobody's intent.
@@ -183,14 +206,29 @@ export async function redactCustomer(trx: DB, shopId: number, identifier: string
   await rekey('referrals', 'referred_remote_id');
   // The referrals that invited them, by the e-mail they were invited with.
   if (person.emailKey !== null) {
-    await trx.updateTable('referrals').set({ referred_email: '', referred_email_key: null }).where('shop_id', '=', shopId).where('referred_email_key', '=', person.emailKey).execute();
+    await trx
+      .updateTable('referrals')
+      .set({ referred_email: '', referred_email_key: null })
+      .where('shop_id', '=', shopId)
+      .where('referred_email_key', '=', person.emailKey)
+      .execute();
   }
-  await trx.updateTable('referrals').set({ referred_email: '', referred_email_key: null }).where('shop_id', '=', shopId).where('referred_remote_id', '=', anon).execute();
+  await trx
+    .updateTable('referrals')
+    .set({ referred_email: '', referred_email_key: null })
+    .where('shop_id', '=', shopId)
+    .where('referred_remote_id', '=', anon)
+    .execute();
   await scrubStored(trx, shopId, person, 'idempotency_keys', 'key', 'response_body');
   await scrubStored(trx, shopId, person, 'webhook_deliveries', 'id', 'payload');
 
   // The anonymous customer is no longer listed (records/repository.ts lists remote_ids above 0).
-  await trx.updateTable('shop_counts').set({ n: sql`n - 1` }).where('shop_id', '=', shopId).where('table_name', '=', 'customers').execute();
+  await trx
+    .updateTable('shop_counts')
+    .set({ n: sql`n - 1` })
+    .where('shop_id', '=', shopId)
+    .where('table_name', '=', 'customers')
+    .execute();
   await trx
     .insertInto('customer_redactions')
     .values({ shop_id: shopId, remote_id: remoteId, redacted_at: now })

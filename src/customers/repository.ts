@@ -8,12 +8,12 @@ import { lockedRows } from '../db/dialect.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
-
-
 /** The customer an identifier names; `lock` holds the row until the transaction ends (PostgreSQL). */
 /** Whether the shop has a customer with this remote_id. */
 export async function customerExists(db: DB, shopId: number, remoteId: number): Promise<boolean> {
-  return (await db.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '=', remoteId).executeTakeFirst()) !== undefined;
+  return (
+    (await db.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '=', remoteId).executeTakeFirst()) !== undefined
+  );
 }
 
 export async function findCustomer(db: DB, shopId: number, identifier: string, options: { lock?: boolean } = {}): Promise<CustomerRow | undefined> {
@@ -46,12 +46,22 @@ export async function findCustomers(db: DB, shopId: number, identifiers: readonl
   const CHUNK = 1000;
   const remoteIds = [...byRemoteId.keys()];
   for (let i = 0; i < remoteIds.length; i += CHUNK) {
-    const rows = await db.selectFrom('customers').select(columns).where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + CHUNK)).execute();
+    const rows = await db
+      .selectFrom('customers')
+      .select(columns)
+      .where('shop_id', '=', shopId)
+      .where('remote_id', 'in', remoteIds.slice(i, i + CHUNK))
+      .execute();
     for (const row of rows) for (const identifier of byRemoteId.get(Number(row.remote_id)) ?? []) found.set(identifier, row);
   }
   const emails = [...byEmail.keys()];
   for (let i = 0; i < emails.length; i += CHUNK) {
-    const rows = await db.selectFrom('customers').select(columns).where('shop_id', '=', shopId).where(sql`lower(email)`, 'in', emails.slice(i, i + CHUNK)).execute();
+    const rows = await db
+      .selectFrom('customers')
+      .select(columns)
+      .where('shop_id', '=', shopId)
+      .where(sql`lower(email)`, 'in', emails.slice(i, i + CHUNK))
+      .execute();
     for (const row of rows) for (const identifier of byEmail.get(row.email!.toLowerCase()) ?? []) found.set(identifier, row);
   }
   return found;

@@ -10,7 +10,10 @@ import { findCustomer, type CustomerRow } from './repository.js';
 // a page of its room's list.
 
 export const CustomerParams = Type.Object({
-  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
+  customer_identifier: Type.String({
+    description: "The customer's remote_id, or e-mail address (case-insensitive)",
+    examples: ['7012345678', 'ada@example.com'],
+  }),
 });
 
 /** The customer the path's customer_identifier names; not_found when the shop has none. */

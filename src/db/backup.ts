@@ -30,7 +30,12 @@ function refuseExisting(target: string, what: string): void {
  * makes the next steps four times longer, so a copy under steady writes still finishes. In WAL
  * mode the steps only read: writers go on meanwhile.
  */
-async function copyInto(from: BetterSqlite3.Database, target: string, journalMode: 'delete' | 'wal', onProgress?: (progress: CopyProgress) => void): Promise<CopyProgress> {
+async function copyInto(
+  from: BetterSqlite3.Database,
+  target: string,
+  journalMode: 'delete' | 'wal',
+  onProgress?: (progress: CopyProgress) => void,
+): Promise<CopyProgress> {
   const scratch = path.join(path.dirname(target), `.${path.basename(target)}.partial-${process.pid}`);
   fs.rmSync(scratch, { force: true });
   let step = FIRST_STEP_PAGES;
@@ -99,7 +104,8 @@ export async function restoreSqlite(source: string, target: string): Promise<{ p
     const applied = appliedMigrations(database, source);
     if (applied === null) throw new BackupRefused(`${source} is not a Loyalty API database (it has no schema_migrations table)`);
     const unknown = applied.filter((name) => !(name in migrations));
-    if (unknown.length > 0) throw new BackupRefused(`${source} was made by a newer version of Loyalty API (migrations ${unknown.join(', ')} are unknown to this one)`);
+    if (unknown.length > 0)
+      throw new BackupRefused(`${source} was made by a newer version of Loyalty API (migrations ${unknown.join(', ')} are unknown to this one)`);
     fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
     await copyInto(database, target, 'wal');
     return { pending: Object.keys(migrations).filter((name) => !applied.includes(name)) };

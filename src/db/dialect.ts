@@ -105,7 +105,10 @@ export async function allocateIdsOf(trx: DB, shopId: number, wanted: readonly (r
         .returning('next_id')
         .executeTakeFirstOrThrow();
       const first = Number(row.next_id) - count;
-      out.set(table, Array.from({ length: count }, (_, i) => first + i));
+      out.set(
+        table,
+        Array.from({ length: count }, (_, i) => first + i),
+      );
     }
   }
   return wanted.map(([table]) => out.get(table) ?? []);
@@ -253,7 +256,10 @@ function upsertOf(table: string, conflict: OnConflict | undefined): string {
 /** An update's SET list and the match of its rows `v` by key. */
 function updateOf(write: RowUpdate, columns: readonly string[]): { set: string; match: string } {
   return {
-    set: columns.filter((c) => !write.key.includes(c)).map((c) => `${quote(c)} = v.${quote(c)}`).join(', '),
+    set: columns
+      .filter((c) => !write.key.includes(c))
+      .map((c) => `${quote(c)} = v.${quote(c)}`)
+      .join(', '),
     match: write.key.map((c) => `"${write.update}".${quote(c)} = v.${quote(c)}`).join(' and '),
   };
 }

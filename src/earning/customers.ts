@@ -25,7 +25,12 @@ async function retierNew(trx: DB, shopId: number, remoteIds: readonly number[], 
   const tiers = await tiersOf(trx, shopId);
   if (tiers.length === 0) return;
   for (let i = 0; i < remoteIds.length; i += 500) {
-    const rows = await trx.selectFrom('customers').select(TIER_SUBJECT_COLUMNS).where('shop_id', '=', shopId).where('remote_id', 'in', remoteIds.slice(i, i + 500)).execute();
+    const rows = await trx
+      .selectFrom('customers')
+      .select(TIER_SUBJECT_COLUMNS)
+      .where('shop_id', '=', shopId)
+      .where('remote_id', 'in', remoteIds.slice(i, i + 500))
+      .execute();
     await retier(trx, shopId, rows.map(tierSubject), now, tiers);
   }
 }
@@ -36,7 +41,12 @@ async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly 
     const ids = remoteIds.slice(i, i + 500);
     const codes = new Map(ids.map((id) => [id, generateCode()]));
     for (;;) {
-      const taken = await trx.selectFrom('customers').select('referral_code').where('shop_id', '=', shopId).where('referral_code', 'in', [...codes.values()]).execute();
+      const taken = await trx
+        .selectFrom('customers')
+        .select('referral_code')
+        .where('shop_id', '=', shopId)
+        .where('referral_code', 'in', [...codes.values()])
+        .execute();
       const clashes = new Set(taken.map((row) => row.referral_code));
       const seen = new Set<string>();
       let redrawn = false;
@@ -48,7 +58,12 @@ async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly 
       }
       if (!redrawn) break;
     }
-    await updateRows(trx, 'customers', ['shop_id', 'remote_id'], [...codes].map(([id, code]) => ({ shop_id: shopId, remote_id: id, referral_code: code })));
+    await updateRows(
+      trx,
+      'customers',
+      ['shop_id', 'remote_id'],
+      [...codes].map(([id, code]) => ({ shop_id: shopId, remote_id: id, referral_code: code })),
+    );
   }
 }
 
@@ -56,51 +71,103 @@ async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly 
 export async function customerBirthdays(trx: DB, shopId: number, ids: readonly number[]): Promise<Map<number, { birthday: string | null }>> {
   const prior = new Map<number, { birthday: string | null }>();
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await trx.selectFrom('customers').select(['remote_id', 'birthday']).where('shop_id', '=', shopId).where('remote_id', 'in', ids.slice(i, i + 500)).execute();
+    const rows = await trx
+      .selectFrom('customers')
+      .select(['remote_id', 'birthday'])
+      .where('shop_id', '=', shopId)
+      .where('remote_id', 'in', ids.slice(i, i + 500))
+      .execute();
     for (const row of rows) prior.set(Number(row.remote_id), { birthday: row.birthday });
   }
   return prior;
 }
 
 /** Applies the programme to customers just written, in the writer's transaction. */
-export async function customersWritten(trx: DB, shopId: number, writes: readonly CustomerWrite[], now: number, options: { earn?: boolean } = {}): Promise<void> {
+export async function customersWritten(
+  trx: DB,
+  shopId: number,
+  writes: readonly CustomerWrite[],
+  now: number,
+  options: { earn?: boolean } = {},
+): Promise<void> {
   if (writes.length === 0) return;
   const created = writes.filter((w) => w.created);
-  if (created.length > 0) await assignReferralCodes(trx, shopId, created.map((w) => w.remoteId));
+  if (created.length > 0)
+    await assignReferralCodes(
+      trx,
+      shopId,
+      created.map((w) => w.remoteId),
+    );
   if (created.length > 0 && options.earn !== false) {
     const shop = (await getShop(trx, shopId))!;
     const rule = await enabledRule(trx, shopId, 'signup');
     if (rule !== undefined) {
       const emails = new Map<number, string | null>();
       for (let i = 0; i < created.length; i += 500) {
-        const rows = await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', created.slice(i, i + 500).map((w) => w.remoteId)).execute();
+        const rows = await trx
+          .selectFrom('customers')
+          .select(['remote_id', 'email'])
+          .where('shop_id', '=', shopId)
+          .where(
+            'remote_id',
+            'in',
+            created.slice(i, i + 500).map((w) => w.remoteId),
+          )
+          .execute();
         for (const row of rows) emails.set(Number(row.remote_id), row.email);
       }
-      const postings = created.flatMap((w) => ruleGrant(rule, { remoteId: w.remoteId, email: emails.get(w.remoteId) ?? null }, now, defaultExpiry(shop, now), 'Signup') ?? []);
+      const postings = created.flatMap(
+        (w) => ruleGrant(rule, { remoteId: w.remoteId, email: emails.get(w.remoteId) ?? null }, now, defaultExpiry(shop, now), 'Signup') ?? [],
+      );
       if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
     }
     // Orders paid before their customer was synced earn now.
     for (let i = 0; i < created.length; i += 500) {
       const { rows } = await sql<{ remote_id: number }>`select remote_id from orders where shop_id = ${shopId} and earned_at is null
         and customer_remote_id in (${sql.join(created.slice(i, i + 500).map((w) => w.remoteId))})`.execute(trx);
-      if (rows.length > 0) await settleOrders(trx, shopId, rows.map((r) => Number(r.remote_id)), now);
+      if (rows.length > 0)
+        await settleOrders(
+          trx,
+          shopId,
+          rows.map((r) => Number(r.remote_id)),
+          now,
+        );
     }
   }
   // A new customer holds the tier their points earned reach (a tier from 0 points: at once).
-  if (created.length > 0) await retierNew(trx, shopId, created.map((w) => w.remoteId), now);
+  if (created.length > 0)
+    await retierNew(
+      trx,
+      shopId,
+      created.map((w) => w.remoteId),
+      now,
+    );
   // The next birthday grant: scheduled when a birthday is set or changed, cleared when removed.
   const changed = writes.filter((w) => w.birthdayBefore !== w.birthday);
   if (changed.length === 0) return;
   const granted = new Map<number, number | null>();
   const ids = changed.filter((w) => !w.created).map((w) => w.remoteId);
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await trx.selectFrom('customers').select(['remote_id', 'birthday_granted_year']).where('shop_id', '=', shopId).where('remote_id', 'in', ids.slice(i, i + 500)).execute();
-    for (const row of rows) granted.set(Number(row.remote_id), row.birthday_granted_year === null || row.birthday_granted_year === undefined ? null : Number(row.birthday_granted_year));
+    const rows = await trx
+      .selectFrom('customers')
+      .select(['remote_id', 'birthday_granted_year'])
+      .where('shop_id', '=', shopId)
+      .where('remote_id', 'in', ids.slice(i, i + 500))
+      .execute();
+    for (const row of rows)
+      granted.set(
+        Number(row.remote_id),
+        row.birthday_granted_year === null || row.birthday_granted_year === undefined ? null : Number(row.birthday_granted_year),
+      );
   }
   await updateRows(
     trx,
     'customers',
     ['shop_id', 'remote_id'],
-    changed.map((w) => ({ shop_id: shopId, remote_id: w.remoteId, birthday_next_at: w.birthday === null ? null : nextBirthday(w.birthday, now, granted.get(w.remoteId) ?? null) })),
+    changed.map((w) => ({
+      shop_id: shopId,
+      remote_id: w.remoteId,
+      birthday_next_at: w.birthday === null ? null : nextBirthday(w.birthday, now, granted.get(w.remoteId) ?? null),
+    })),
   );
 }

@@ -27,14 +27,24 @@ export async function postingEffects(trx: DB, shopId: number, movesPoints: boole
       if (tiers.length === 0) return;
       const moved = posted.changed.filter((c) => c.after.earnedWindow !== c.before.earnedWindow);
       if (moved.length === 0) return;
-      await retier(trx, shopId, moved.map((c) => ({ remoteId: c.remoteId, email: c.email, earned: c.after.earnedWindow, tierId: c.before.tierId })), now, tiers);
+      await retier(
+        trx,
+        shopId,
+        moved.map((c) => ({ remoteId: c.remoteId, email: c.email, earned: c.after.earnedWindow, tierId: c.before.tierId })),
+        now,
+        tiers,
+      );
     },
   };
 }
 
 /** Posts through the ledger, then what follows: the programme's way to post. */
 export async function postWithEffects(trx: DB, shopId: number, postings: readonly Posting[], now: number, options: PostOptions = {}): Promise<Posted> {
-  const effects = await postingEffects(trx, shopId, postings.some((p) => p.entry.points !== 0));
+  const effects = await postingEffects(
+    trx,
+    shopId,
+    postings.some((p) => p.entry.points !== 0),
+  );
   const posted = await postEvents(trx, shopId, postings, now, options);
   if (posted.failures.length === 0) await effects.follow(posted, now);
   return posted;

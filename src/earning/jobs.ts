@@ -52,7 +52,11 @@ export async function releasePendingPoints(db: DB, now: number): Promise<number>
     for (const [shopId, orders] of byShop(due)) {
       const shop = (await getShop(trx, shopId))!;
       const customers = [...new Set(orders.map((o) => Number(o.points_customer_remote_id)))];
-      const emails = new Map((await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', customers).execute()).map((c) => [Number(c.remote_id), c.email]));
+      const emails = new Map(
+        (await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', customers).execute()).map(
+          (c) => [Number(c.remote_id), c.email],
+        ),
+      );
       const postings = orders.map((o) =>
         posting(
           { remoteId: Number(o.points_customer_remote_id), email: emails.get(Number(o.points_customer_remote_id)) ?? null },
@@ -69,9 +73,15 @@ export async function releasePendingPoints(db: DB, now: number): Promise<number>
       );
       // What the orders held pending is now theirs: the ledger moves it with the grants.
       const released = new Map<number, number>();
-      for (const o of orders) released.set(Number(o.points_customer_remote_id), (released.get(Number(o.points_customer_remote_id)) ?? 0) - Number(o.points_pending));
+      for (const o of orders)
+        released.set(Number(o.points_customer_remote_id), (released.get(Number(o.points_customer_remote_id)) ?? 0) - Number(o.points_pending));
       await postWithEffects(trx, shopId, postings, now, { pending: released });
-      await updateRows(trx, 'orders', ['shop_id', 'remote_id'], orders.map((o) => ({ shop_id: shopId, remote_id: Number(o.remote_id), points_pending: 0, pending_release_at: null, updated_at: now })));
+      await updateRows(
+        trx,
+        'orders',
+        ['shop_id', 'remote_id'],
+        orders.map((o) => ({ shop_id: shopId, remote_id: Number(o.remote_id), points_pending: 0, pending_release_at: null, updated_at: now })),
+      );
     }
     return due.length;
   });
@@ -107,7 +117,8 @@ export async function grantBirthdays(db: DB, now: number): Promise<number> {
         // -1 (a customer from before birthdays were granted) and a changed birthday are no birthday: only scheduled.
         const isBirthday = c.birthday !== null && birthdayIn(c.birthday, year) === at && (granted === null || year > granted);
         if (isBirthday && now - at < CATCH_UP_MS) {
-          const grant = rule === undefined ? null : ruleGrant(rule, { remoteId: Number(c.remote_id), email: c.email }, now, defaultExpiry(shop, now), `Birthday ${year}`);
+          const grant =
+            rule === undefined ? null : ruleGrant(rule, { remoteId: Number(c.remote_id), email: c.email }, now, defaultExpiry(shop, now), `Birthday ${year}`);
           if (grant !== null) postings.push(grant);
           granted = year;
         }

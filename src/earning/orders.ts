@@ -64,7 +64,15 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const rows: OrderState[] = [];
   for (let i = 0; i < remoteIds.length; i += 500) {
     const chunk = remoteIds.slice(i, i + 500);
-    const found = await lockedRows(trx, trx.selectFrom('orders').select([...NUMERIC, 'currency', 'financial_status']).where('shop_id', '=', shopId).where('remote_id', 'in', chunk).orderBy('remote_id')).execute();
+    const found = await lockedRows(
+      trx,
+      trx
+        .selectFrom('orders')
+        .select([...NUMERIC, 'currency', 'financial_status'])
+        .where('shop_id', '=', shopId)
+        .where('remote_id', 'in', chunk)
+        .orderBy('remote_id'),
+    ).execute();
     rows.push(...found.map((row) => toState(row as unknown as Record<string, unknown>)));
   }
   const rule = await enabledRule(trx, shopId, 'order');
@@ -99,7 +107,8 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
       earn(settlement, rule, order, multiplier);
       settled = order.earned_at !== null;
       const buyer = order.points_customer_remote_id;
-      if (settled && buyer !== null && order.financial_status !== 'refunded' && !paidBy.has(buyer)) paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
+      if (settled && buyer !== null && order.financial_status !== 'refunded' && !paidBy.has(buyer))
+        paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
     }
     if (order.earned_at !== null && order.points_customer_remote_id !== null && clawBack(settlement, order)) settled = true;
     if (settled) changed.push(order);
@@ -150,7 +159,12 @@ interface Settlement {
 }
 
 /** The order's first paid status: it earns by the rule (nothing when there is none). */
-function earn({ shop, now, known, available, postings, addPending }: Settlement, rule: EarningRule | undefined, order: OrderState, multiplier: (customer: number) => number): void {
+function earn(
+  { shop, now, known, available, postings, addPending }: Settlement,
+  rule: EarningRule | undefined,
+  order: OrderState,
+  multiplier: (customer: number) => number,
+): void {
   if (!PAID.has(order.financial_status)) return;
   const customer = order.customer_remote_id;
   // First seen refunded: it was paid and refunded in full, which earns nothing in the end, and
@@ -226,7 +240,14 @@ function clawBack({ shop, now, known, available, postings, addPending }: Settlem
   return true;
 }
 
-function orderPosting(shop: Shop, order: OrderState, customer: number, email: string | null, now: number, what: { source: 'order' | 'refund'; points: number; credits: number }): Posting {
+function orderPosting(
+  shop: Shop,
+  order: OrderState,
+  customer: number,
+  email: string | null,
+  now: number,
+  what: { source: 'order' | 'refund'; points: number; credits: number },
+): Posting {
   const grant = what.source === 'order';
   return posting(
     { remoteId: customer, email },

@@ -6,7 +6,10 @@ import { posting, type Posting } from '../ledger/posting.js';
 // What the shop's earning rules grant (docs/earning.md). The arithmetic is pure; the one
 // query finds the enabled rule of a kind.
 
-export type EarningRule = Pick<EarningRulesTable, 'id' | 'kind' | 'points_per_unit' | 'unit_amount' | 'min_order_total' | 'currency' | 'points_amount' | 'credits_amount'>;
+export type EarningRule = Pick<
+  EarningRulesTable,
+  'id' | 'kind' | 'points_per_unit' | 'unit_amount' | 'min_order_total' | 'currency' | 'points_amount' | 'credits_amount'
+>;
 
 const enabledRules = prepareQuery<{ shopId: number; kind: string }, EarningRule>((db, p) =>
   db
@@ -82,7 +85,13 @@ export function defaultExpiry(shop: { points_expiry_days: number | null }, appli
 }
 
 /** A grant of a flat rule (signup, birthday, subscription billing, referral) to one customer. */
-export function ruleGrant(rule: EarningRule, customer: { remoteId: number; email: string | null }, now: number, expiresAt: number | null, note: string): Posting | null {
+export function ruleGrant(
+  rule: EarningRule,
+  customer: { remoteId: number; email: string | null },
+  now: number,
+  expiresAt: number | null,
+  note: string,
+): Posting | null {
   const { points, credits } = flatEarning(rule);
   if (points === 0 && credits === 0) return null;
   const source = rule.kind === 'referral_referrer' || rule.kind === 'referral_friend' ? 'referral_complete' : rule.kind;

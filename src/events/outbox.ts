@@ -66,7 +66,9 @@ export async function enqueueEvents(
   if (data.length === 0) return 0;
   const createdAt = isoTime(now);
   const events = eventIds(data.length);
-  const payloads = data.map((record, i) => JSON.stringify({ id: events[i]!, topic, shop_id: shopId, created_at: createdAt, data: record } satisfies WebhookEventBody));
+  const payloads = data.map((record, i) =>
+    JSON.stringify({ id: events[i]!, topic, shop_id: shopId, created_at: createdAt, data: record } satisfies WebhookEventBody),
+  );
   const ids = await allocateIds(trx, shopId, 'webhook_deliveries', data.length * hooks.length);
   const rows: WebhookDeliveriesTable[] = [];
   // Event by event, so each webhook receives the events in the order they happened.

@@ -41,7 +41,9 @@ const FASTIFY_MESSAGES: Partial<Record<ErrorCode, string>> = {
 
 /** The 503 of a request turned away because the process has more work than it can finish soon. */
 export function overloaded(retryAfterSeconds: number): AppError {
-  return new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', { headers: { 'retry-after': String(retryAfterSeconds) } });
+  return new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', {
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
 }
 
 const UNAVAILABLE_MESSAGES: Record<Unavailability, string> = {
@@ -100,7 +102,10 @@ class OutageLog {
     this.#since++;
     const now = performance.now();
     if (now - this.#loggedAt < 1000) return;
-    request.log.warn({ code: 'unavailable', cause: cause.message, requests: this.#since }, 'the database is unavailable: requests answered 503 since the last report');
+    request.log.warn(
+      { code: 'unavailable', cause: cause.message, requests: this.#since },
+      'the database is unavailable: requests answered 503 since the last report',
+    );
     this.#loggedAt = now;
     this.#since = 0;
   }
@@ -124,9 +129,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(reply, appError);
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(reply, new AppError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`)));
 }
 
 /** What Node's HTTP parser refused, or a request that did not arrive in time, as one of our errors. */

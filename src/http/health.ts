@@ -9,9 +9,16 @@ const Status = Type.Object({ status: Type.String({ examples: ['ok'] }) }, { desc
  * What a probe may answer besides 200: Node's parser refuses malformed HTTP before any route
  * runs, and a process shutting down refuses new requests (readiness also fails without a database).
  */
-const MALFORMED = errorRef(400, { name: 'MalformedRequest', description: 'The request is not valid HTTP/1.1 (a malformed header, for instance)', codes: ['malformed_request'] });
+const MALFORMED = errorRef(400, {
+  name: 'MalformedRequest',
+  description: 'The request is not valid HTTP/1.1 (a malformed header, for instance)',
+  codes: ['malformed_request'],
+});
 const SHUTTING_DOWN = errorRef(503, { name: 'ShuttingDown', description: 'The process is shutting down; see Retry-After' });
-const NOT_READY = errorRef(503, { name: 'NotReady', description: 'The database does not answer, or the process is overloaded or shutting down; see Retry-After' });
+const NOT_READY = errorRef(503, {
+  name: 'NotReady',
+  description: 'The database does not answer, or the process is overloaded or shutting down; see Retry-After',
+});
 
 /** Seconds a load balancer should wait before asking a not-ready process again. */
 const READY_RETRY_AFTER_SECONDS = 5;
@@ -34,7 +41,14 @@ export function registerHealth(app: FastifyInstance): void {
 
   app.get(
     '/healthz',
-    { schema: { tags: ['Operations'], summary: 'Liveness probe: the process answers', security: [], response: { 200: Status, 400: MALFORMED, 503: SHUTTING_DOWN } } },
+    {
+      schema: {
+        tags: ['Operations'],
+        summary: 'Liveness probe: the process answers',
+        security: [],
+        response: { 200: Status, 400: MALFORMED, 503: SHUTTING_DOWN },
+      },
+    },
     async () => ({ status: 'ok' }),
   );
 

@@ -35,7 +35,10 @@ export function registerJsonBody(app: FastifyInstance): void {
       return done(new AppError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`), undefined);
     }
     if (text.includes('\\u') && UNSTORABLE.test(text)) {
-      return done(new AppError('invalid_json', 'The request body contains a \\u0000 character or an unpaired UTF-16 surrogate, which cannot be stored'), undefined);
+      return done(
+        new AppError('invalid_json', 'The request body contains a \\u0000 character or an unpaired UTF-16 surrogate, which cannot be stored'),
+        undefined,
+      );
     }
     done(null, value);
   });

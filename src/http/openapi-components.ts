@@ -167,7 +167,13 @@ function successName(response: Json): string | undefined {
 function shareSuccessResponses(paths: Record<string, PathItem>, responses: Components): Record<string, PathItem> {
   const withoutDescription = ({ description: _, ...rest }: Json) => rest;
   const all = Object.values(paths).flatMap((item) =>
-    Object.entries(item).flatMap(([key, op]) => (key === 'parameters' ? [] : Object.entries((op as Operation).responses ?? {}).filter(([status, r]) => Number(status) < 400 && !('$ref' in r)).map(([, r]) => r))),
+    Object.entries(item).flatMap(([key, op]) =>
+      key === 'parameters'
+        ? []
+        : Object.entries((op as Operation).responses ?? {})
+            .filter(([status, r]) => Number(status) < 400 && !('$ref' in r))
+            .map(([, r]) => r),
+    ),
   );
   const uses = (r: Json) => all.filter((other) => isDeepStrictEqual(withoutDescription(other), withoutDescription(r)));
   const refer = (status: string, r: Json): Json => {
@@ -188,7 +194,13 @@ function shareSuccessResponses(paths: Record<string, PathItem>, responses: Compo
         Object.entries(item).map(([key, op]) =>
           key === 'parameters'
             ? [key, op]
-            : [key, { ...(op as Operation), responses: Object.fromEntries(Object.entries((op as Operation).responses ?? {}).map(([status, r]) => [status, refer(status, r)])) }],
+            : [
+                key,
+                {
+                  ...(op as Operation),
+                  responses: Object.fromEntries(Object.entries((op as Operation).responses ?? {}).map(([status, r]) => [status, refer(status, r)])),
+                },
+              ],
         ),
       ) as PathItem,
     ]),
@@ -227,14 +239,21 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
   };
 
   const referContent = (content: unknown): unknown =>
-    isObject(content) ? Object.fromEntries(Object.entries(content).map(([type, m]) => [type, { ...(m as Json), schema: referSchema((m as Json).schema) }])) : content;
+    isObject(content)
+      ? Object.fromEntries(Object.entries(content).map(([type, m]) => [type, { ...(m as Json), schema: referSchema((m as Json).schema) }]))
+      : content;
 
   // @fastify/swagger repeats a body schema's description on the request body; the schema says it.
   // A body the route reads as {} when left out is not required (`required: false` is the default).
   const referBody = ({ description, required, ...body }: Json, optional: boolean): Json => {
     const schemas = isObject(body.content) ? Object.values(body.content).map((m) => (m as Json).schema) : [];
     const repeated = schemas.length > 0 && schemas.every((schema) => isObject(schema) && schema.description === description);
-    return { ...(optional ? {} : { required }), ...body, ...(description === undefined || repeated ? {} : { description }), content: referContent(body.content) };
+    return {
+      ...(optional ? {} : { required }),
+      ...body,
+      ...(description === undefined || repeated ? {} : { description }),
+      content: referContent(body.content),
+    };
   };
 
   const referResponse = (status: string, inline: Json): Json => {
@@ -264,7 +283,12 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
 
   const paths = shareSuccessResponses(built, responses);
 
-  const lists = Object.values(paths).flatMap((item) => [item.parameters ?? [], ...Object.entries(item).filter(([key]) => key !== 'parameters').map(([, op]) => (op as Operation).parameters ?? [])]);
+  const lists = Object.values(paths).flatMap((item) => [
+    item.parameters ?? [],
+    ...Object.entries(item)
+      .filter(([key]) => key !== 'parameters')
+      .map(([, op]) => (op as Operation).parameters ?? []),
+  ]);
   const parameterNames = sharedParameters(lists);
   const parameters: Record<string, Json> = {};
   const referParameters = (list: Json[]) =>

@@ -24,7 +24,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Referrals', description: 'Customers referring customers' },
   { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },
   { name: 'Storefront keys', description: 'Keys that let shoppers use their own account from the storefront (customer tokens, CORS)' },
-  { name: 'Storefront', description: 'The shopper\'s own account, under /storefront_api/v1, with a customer token (or a publishable key)' },
+  { name: 'Storefront', description: "The shopper's own account, under /storefront_api/v1, with a customer token (or a publishable key)" },
   { name: 'Reports', description: 'Reports and CSV exports' },
   { name: 'Operations', description: 'Health and readiness probes' },
 ];
@@ -56,14 +56,24 @@ const IdempotencyHeader = Type.Object({
 
 // Headers set on responses by the hooks every route shares, documented on each response (and
 // declared once in components.headers, see HEADERS).
-const REQUEST_ID_HEADER = { 'X-Request-Id': { type: 'string', description: 'Identifies the request in our logs; quote it when asking for help', examples: ['req_2Vq8dJcKx1aQ'] } };
+const REQUEST_ID_HEADER = {
+  'X-Request-Id': { type: 'string', description: 'Identifies the request in our logs; quote it when asking for help', examples: ['req_2Vq8dJcKx1aQ'] },
+};
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed per window for this shop (storefront: this customer, or this address)', examples: [6000] },
+  'RateLimit-Limit': {
+    type: 'integer',
+    description: 'Requests allowed per window for this shop (storefront: this customer, or this address)',
+    examples: [6000],
+  },
   'RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window', examples: [5999] },
   'RateLimit-Reset': { type: 'integer', description: 'Seconds until the window resets', examples: [60] },
 };
 const REPLAYED_HEADER = {
-  'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present when this is the stored response of an earlier request with the same Idempotency-Key' },
+  'Idempotent-Replayed': {
+    type: 'string',
+    enum: ['true'],
+    description: 'Present when this is the stored response of an earlier request with the same Idempotency-Key',
+  },
 };
 
 /**
@@ -89,7 +99,15 @@ function responseHeaders(url: string, replayable: boolean, status: string): Reco
  * each success response, the headers every response carries, and Idempotency-Key on writes.
  * It changes the document only, never how requests are validated or responses serialised.
  */
-function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: { method: string | string[]; config?: { readOnly?: boolean; optionalBody?: boolean } } }) {
+function documentRoute({
+  schema,
+  url,
+  route,
+}: {
+  schema: FastifySchema;
+  url: string;
+  route: { method: string | string[]; config?: { readOnly?: boolean; optionalBody?: boolean } };
+}) {
   const method = Array.isArray(route.method) ? route.method[0]! : route.method;
   const out: Record<string, unknown> = { ...schema };
   out.operationId ??= operationId(method, url);
@@ -150,9 +168,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description: 'A customer token: an HS256 JWT with `kid` a publishable key, `sub` the remote_id, `iat` and `exp` (at most 24 h later), signed with the key\'s secret',
+            description:
+              "A customer token: an HS256 JWT with `kid` a publishable key, `sub` the remote_id, `iat` and `exp` (at most 24 h later), signed with the key's secret",
           },
-          publishableKey: { type: 'apiKey', in: 'header', name: 'X-Publishable-Key', description: 'A storefront key\'s publishable key (`pk_…`)' },
+          publishableKey: { type: 'apiKey', in: 'header', name: 'X-Publishable-Key', description: "A storefront key's publishable key (`pk_…`)" },
         },
       },
       security: [{ bearerAuth: [] }, { tokenAuth: [] }],

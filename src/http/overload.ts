@@ -69,7 +69,12 @@ class ShedLog {
     private readonly app: FastifyInstance,
     registry: Registry,
   ) {
-    this.#counter = new Counter({ name: 'http_requests_shed_total', help: 'Requests answered 503 because the process was overloaded, by reason', labelNames: ['reason'], registers: [registry] });
+    this.#counter = new Counter({
+      name: 'http_requests_shed_total',
+      help: 'Requests answered 503 because the process was overloaded, by reason',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
   }
 
   record(reason: ShedReason): void {

@@ -5,7 +5,6 @@ import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { assertParams, queryParams, readParams } from './query.js';
 
-
 // The one pagination implementation behind every list endpoint (docs/pagination.md).
 
 export const DEFAULT_PAGE_SIZE = 25;
@@ -24,8 +23,7 @@ const P = {
 export type SortDirection = 'asc' | 'desc';
 
 export type PageRequest =
-  | { mode: 'cursor'; sinceId: number; limit: number }
-  | { mode: 'offset'; page: number; perPage: number; sort: string; direction: SortDirection };
+  { mode: 'cursor'; sinceId: number; limit: number } | { mode: 'offset'; page: number; perPage: number; sort: string; direction: SortDirection };
 
 /** The parameters of each mode, read by ListQuery's schemas (built once per set of sort fields). */
 const listQueries = new Map<string, TProperties>();
@@ -237,10 +235,20 @@ export async function offsetPage<Row>(
       .limit(perPage)
       .offset(offset)
       .execute()) as unknown as PageKey[];
-    rows = keys.length === 0 ? [] : await rowsByKey(query, spec, keys.map((k) => Number(k.page_id)), idKey);
+    rows =
+      keys.length === 0
+        ? []
+        : await rowsByKey(
+            query,
+            spec,
+            keys.map((k) => Number(k.page_id)),
+            idKey,
+          );
   }
 
-  const total = spec.total ? Math.min(MAX_PAGE * perPage, await spec.total()) : await offsetTotal(db, query, { sortColumn, idColumn: spec.idColumn, direction, offset, perPage }, keys);
+  const total = spec.total
+    ? Math.min(MAX_PAGE * perPage, await spec.total())
+    : await offsetTotal(db, query, { sortColumn, idColumn: spec.idColumn, direction, offset, perPage }, keys);
   const last = Math.min(MAX_PAGE, Math.max(1, Math.ceil(total / perPage)));
   return { rows, links: { self: link(page), next: page < last ? link(page + 1) : null, last: link(last) } };
 }
@@ -334,13 +342,21 @@ export function ListQuery<F extends TProperties = Record<string, never>>(sortabl
     [P.limit]: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Cursor mode: records per page' })),
     [P.page]: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Offset mode: page number' })),
     [P.perPage]: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: 'Offset mode: records per page; when present, since_id and limit are ignored' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_PAGE_SIZE,
+        default: DEFAULT_PAGE_SIZE,
+        description: 'Offset mode: records per page; when present, since_id and limit are ignored',
+      }),
     ),
     // One field is a plain enum: an anyOf of one schema is flagged by OpenAPI linters.
     [P.orderType]: Type.Optional(
       fields.length === 1
         ? Type.Literal(fields[0]!, { description: 'Offset mode: field to sort by', default: 'id' })
-        : Type.Union(fields.map((f) => Type.Literal(f)), { description: 'Offset mode: field to sort by (ties by ID)', default: 'id' }),
+        : Type.Union(
+            fields.map((f) => Type.Literal(f)),
+            { description: 'Offset mode: field to sort by (ties by ID)', default: 'id' },
+          ),
     ),
     [P.orderDirection]: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc', description: 'Offset mode: sort direction' })),
     ...(filters ?? {}),

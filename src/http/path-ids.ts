@@ -17,7 +17,9 @@ function badParam(name: string, text: string, method: string): ErrorDetail | nul
   if (name !== CUSTOMER_IDENTIFIER) return null;
   // A PUT creates the customer under the remote_id it names, so it takes no e-mail.
   if (method === 'PUT') {
-    return parseRemoteId(text) === null ? { param: name, code: 'invalid_format', message: `${name} must be a remote_id (a positive integer below 2^53) in a PUT` } : null;
+    return parseRemoteId(text) === null
+      ? { param: name, code: 'invalid_format', message: `${name} must be a remote_id (a positive integer below 2^53) in a PUT` }
+      : null;
   }
   return parseCustomerIdentifier(text) === null
     ? { param: name, code: 'invalid_format', message: `${name} must be a remote_id (a positive integer below 2^53) or an e-mail address` }

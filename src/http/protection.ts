@@ -34,6 +34,9 @@ export async function registerRateLimit(scope: FastifyInstance, config: Config):
     skipOnError: true,
     ...(redis ? { redis, nameSpace: 'loyalty-rl:' } : {}),
     errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `Rate limit of ${context.max} requests per ${config.rateLimit.windowMs / 1000} seconds exceeded; retry after the time in Retry-After`),
+      new AppError(
+        'rate_limited',
+        `Rate limit of ${context.max} requests per ${config.rateLimit.windowMs / 1000} seconds exceeded; retry after the time in Retry-After`,
+      ),
   });
 }

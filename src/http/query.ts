@@ -48,19 +48,30 @@ export function readParam(params: URLSearchParams, name: string, property: TSche
     return Number(text);
   }
   if (allowed !== undefined) {
-    if (!allowed.includes(text)) errors.push({ param: name, code: 'invalid_value', message: `${name} must be one of: ${allowed.join(', ')}; got ${JSON.stringify(text)}` });
+    if (!allowed.includes(text))
+      errors.push({ param: name, code: 'invalid_value', message: `${name} must be one of: ${allowed.join(', ')}; got ${JSON.stringify(text)}` });
     return text;
   }
   if (schema.format === 'date-time') {
     const time = parseTime(text);
-    if (time === null) errors.push({ param: name, code: 'invalid_value', message: `${name} must be an RFC 3339 date-time such as 2026-01-15T12:00:00Z; got ${JSON.stringify(text)}` });
+    if (time === null)
+      errors.push({
+        param: name,
+        code: 'invalid_value',
+        message: `${name} must be an RFC 3339 date-time such as 2026-01-15T12:00:00Z; got ${JSON.stringify(text)}`,
+      });
     return time ?? text;
   }
   return text;
 }
 
 /** Reads the parameters `names` of `properties` (all of them by default), in that order. */
-export function readParams(params: URLSearchParams, properties: TProperties, errors: ErrorDetail[], names: readonly string[] = Object.keys(properties)): Record<string, number | string | undefined> {
+export function readParams(
+  params: URLSearchParams,
+  properties: TProperties,
+  errors: ErrorDetail[],
+  names: readonly string[] = Object.keys(properties),
+): Record<string, number | string | undefined> {
   const out: Record<string, number | string | undefined> = {};
   for (const name of names) out[name] = readParam(params, name, properties[name]!, errors);
   return out;

@@ -31,7 +31,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   reward_out_of_codes: 'Reward 12 has no unused codes left; upload more with POST /rewards/12/codes',
   redemption_not_voidable: 'Redemption 31 was used; only an issued redemption can be voided',
   redemption_not_usable: 'Redemption 31 was voided; only an issued redemption can be marked used',
-  self_referral: 'The friend\'s e-mail is the referrer\'s own; a customer cannot refer themselves',
+  self_referral: "The friend's e-mail is the referrer's own; a customer cannot refer themselves",
   already_customer: 'grace@example.com already has a paid order; only new customers can be referred',
   already_referred: 'grace@example.com already has a pending referral (18); a friend is referred once',
   referral_not_pending: 'Referral 18 is completed; only a pending referral can be completed or cancelled',
@@ -83,7 +83,12 @@ export const PathId = (description: string, example: number) =>
   Type.Unsafe<string>({ type: 'integer', minimum: 1, maximum: MAX_REMOTE_ID, title: 'Id', description, examples: [example] });
 
 /** `VIP tier` → `VIPTier`, `points event` → `PointsEvent`: a name in the OpenAPI document. */
-export const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+export const pascal = (s: string) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 
 /**
  * A documented error response: its name in the document's components.responses, what it
@@ -101,7 +106,7 @@ export interface ErrorDoc {
 /** Errors every authenticated route may answer with. */
 const COMMON_ERRORS = {
   401: { name: 'Unauthorized', description: 'Missing, unknown or revoked API token' },
-  429: { name: 'RateLimited', description: 'Over the shop\'s rate limit; see Retry-After' },
+  429: { name: 'RateLimited', description: "Over the shop's rate limit; see Retry-After" },
   500: { name: 'InternalError', description: 'A bug on our side; no internals are shown' },
   503: { name: 'Unavailable', description: 'Overloaded or the database is unavailable; see Retry-After' },
 } as const satisfies Record<number, ErrorDoc>;
@@ -115,7 +120,11 @@ const WRITE_ERRORS = {
 } as const satisfies Record<number, ErrorDoc>;
 
 const LIST_ERRORS = {
-  400: { name: 'InvalidQueryParameter', description: 'A bad pagination, sort or filter parameter (each one is named in details)', codes: ['invalid_parameter', 'malformed_request'] },
+  400: {
+    name: 'InvalidQueryParameter',
+    description: 'A bad pagination, sort or filter parameter (each one is named in details)',
+    codes: ['invalid_parameter', 'malformed_request'],
+  },
 } as const satisfies Record<number, ErrorDoc>;
 
 export type ErrorStatus = keyof typeof COMMON_ERRORS | keyof typeof WRITE_ERRORS | 404;
@@ -130,7 +139,9 @@ export const notFoundError = (singular: string): ErrorDoc => ({
 export const RETRY_AFTER = { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before retrying', examples: [1] } };
 
 /** The header of a file to save (exports). */
-export const CONTENT_DISPOSITION = { 'Content-Disposition': { type: 'string', description: 'The file name to save it as', examples: ['attachment; filename="customers.csv"'] } };
+export const CONTENT_DISPOSITION = {
+  'Content-Disposition': { type: 'string', description: 'The file name to save it as', examples: ['attachment; filename="customers.csv"'] },
+};
 
 /**
  * Codes that only some routes answer with: each route that does names them (errorResponses'
@@ -165,7 +176,8 @@ export const errorResponseDoc = (status: number | string, description: string) =
 export function errorRef(status: number | 'default', doc: ErrorDoc, routeCodes: readonly ErrorCode[] = []) {
   const key = `${status} ${doc.description}`;
   const known = RESPONSE_DOCS.get(key);
-  if (known !== undefined && known.name !== doc.name) throw new Error(`The ${status} response "${doc.description}" is named both ${known.name} and ${doc.name}`);
+  if (known !== undefined && known.name !== doc.name)
+    throw new Error(`The ${status} response "${doc.description}" is named both ${known.name} and ${doc.name}`);
   RESPONSE_DOCS.set(key, { name: doc.name, description: doc.shared ?? doc.description });
   const codes = ERROR_CODES.filter((code) =>
     doc.codes ? doc.codes.includes(code) : errorStatus(code) === status && (!ROUTE_CODES.has(code) || routeCodes.includes(code)),

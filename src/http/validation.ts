@@ -6,7 +6,6 @@ import { compileValidator, toFieldErrors, type FieldError } from '../core/valida
 // documented schemas in code (http/query.ts), because the pagination modes
 // (docs/pagination.md) say which parameters count; path parameters are parsed by each route.
 
-
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
   if (httpPart !== 'body') return () => true;
   return compileValidator(schema);

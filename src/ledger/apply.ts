@@ -32,7 +32,11 @@ export async function applyEvents(trx: DB, shopId: number, entries: readonly Che
   // Every valid customer_identifier is looked up, also on events whose other fields fail, so
   // customer_not_found is reported with their field errors. Balances, though, are judged only
   // for events whose fields are all valid: an invalid event's amounts mean nothing.
-  const found = await findCustomers(trx, shopId, entries.flatMap((e) => (e.customerIdentifier === null ? [] : [e.customerIdentifier])));
+  const found = await findCustomers(
+    trx,
+    shopId,
+    entries.flatMap((e) => (e.customerIdentifier === null ? [] : [e.customerIdentifier])),
+  );
   const postings: Posting[] = [];
   const indexOf: number[] = [];
   entries.forEach(({ customerIdentifier, draft, errors }, i) => {
@@ -40,7 +44,9 @@ export async function applyEvents(trx: DB, shopId: number, entries: readonly Che
     if (customerIdentifier === null) return;
     const row = found.get(customerIdentifier);
     if (row === undefined) {
-      fail(i, [{ field: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(customerIdentifier)}` }]);
+      fail(i, [
+        { field: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(customerIdentifier)}` },
+      ]);
       return;
     }
     if (draft === null) return;

@@ -91,8 +91,12 @@ type CorrectedRow = StoredColumns & { expired_points: number; expired_credits: n
  */
 async function corrected(db: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<Map<number, Balances>> {
   const columns = sql.raw(BALANCE_COLUMNS.map((c) => `c.${c}`).join(', '));
-  const rows = await perKey(db, CUSTOMER, remoteIds.map((cust) => ({ cust })), (ref) =>
-    sql<CorrectedRow>`select ${columns},
+  const rows = await perKey(
+    db,
+    CUSTOMER,
+    remoteIds.map((cust) => ({ cust })),
+    (ref) =>
+      sql<CorrectedRow>`select ${columns},
         ${expiredSumSql(shopId, ref, 'points', now)} as expired_points, ${expiredSumSql(shopId, ref, 'credits', now)} as expired_credits,
         h.next_at, ${nextExpiryAmountSql(shopId, ref, 'points')} as next_points, ${nextExpiryAmountSql(shopId, ref, 'credits')} as next_credits
       from customers c, ${nextExpirySql(shopId, ref, now)} h

@@ -24,7 +24,14 @@ export async function earnedSince(db: DB, shopId: number, remoteId: number, day:
  * the shop chose another): the stored balance column the tiers are judged by.
  */
 export async function sumEarnedWindows(trx: DB, shopId: number, after: number, limit: number, start: number, now: number): Promise<void> {
-  const page = await trx.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '>', after).orderBy('remote_id').limit(limit).execute();
+  const page = await trx
+    .selectFrom('customers')
+    .select('remote_id')
+    .where('shop_id', '=', shopId)
+    .where('remote_id', '>', after)
+    .orderBy('remote_id')
+    .limit(limit)
+    .execute();
   if (page.length === 0) return;
   const last = Number(page[page.length - 1]!.remote_id);
   const earned =
@@ -35,7 +42,11 @@ export async function sumEarnedWindows(trx: DB, shopId: number, after: number, l
   await trx
     .updateTable('customers')
     // The sum shows as vip_tier_progress.points_earned: updated_at moves only when it changed.
-    .set({ points_earned_window: earned, tier_window_from: start, updated_at: sql<number>`case when points_earned_window <> ${earned} then ${now} else updated_at end` })
+    .set({
+      points_earned_window: earned,
+      tier_window_from: start,
+      updated_at: sql<number>`case when points_earned_window <> ${earned} then ${now} else updated_at end`,
+    })
     .where('shop_id', '=', shopId)
     .where('remote_id', '>', after)
     .where('remote_id', '<=', last)

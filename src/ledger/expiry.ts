@@ -39,7 +39,11 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
 
   // What needs no new ids is written, and the webhooks read, first, as postEvents does: the
   // shop's lock on event ids is held from allocateIds to commit.
-  await setLotsRemaining(trx, shopId, lots.map((lot) => ({ id: lot.id, remaining: 0 })));
+  await setLotsRemaining(
+    trx,
+    shopId,
+    lots.map((lot) => ({ id: lot.id, remaining: 0 })),
+  );
 
   const touched = [...new Set(lots.map((l) => l.customerRemoteId))];
   /** The points written off a customer. */
@@ -104,7 +108,14 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
     { insert: 'lot_consumptions', rows: lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })) },
     ...totalsWrites(trx, shopId, events, { holders }),
   ]);
-  if (emails !== null) await enqueueEvents(trx, shopId, EXPIRED, events.map((e) => eventJson(e, emails.get(String(e.customer_remote_id))?.email ?? null)), now);
+  if (emails !== null)
+    await enqueueEvents(
+      trx,
+      shopId,
+      EXPIRED,
+      events.map((e) => eventJson(e, emails.get(String(e.customer_remote_id))?.email ?? null)),
+      now,
+    );
   return events.length;
 }
 
@@ -120,7 +131,9 @@ export async function sweepExpiredLots(db: DB, now: number, budget = LOTS_PER_TR
     if (work.length === 0) return written;
     const shopId = work[0]!.shopId;
     const remoteIds = work.filter((w) => w.shopId === shopId).map((w) => w.remoteId);
-    const count = await transaction(db, async (trx) => ((await tryTransactionLock(trx, 'expiry-sweep')) ? expireLots(trx, shopId, remoteIds, now, budget) : null));
+    const count = await transaction(db, async (trx) =>
+      (await tryTransactionLock(trx, 'expiry-sweep')) ? expireLots(trx, shopId, remoteIds, now, budget) : null,
+    );
     if (count === null) return written;
     written += count;
     await new Promise((resolve) => setImmediate(resolve));

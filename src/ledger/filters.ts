@@ -14,7 +14,12 @@ export const EVENT_FILTERS = {
   ...Object.fromEntries(
     RANGE_OPERATORS.map((op) => [
       `applied_at[${op}]`,
-      Type.Optional(Type.String({ format: 'date-time', description: `Only events whose applied_at is ${{ gt: 'after', gte: 'at or after', lt: 'before', lte: 'at or before' }[op]} this time` })),
+      Type.Optional(
+        Type.String({
+          format: 'date-time',
+          description: `Only events whose applied_at is ${{ gt: 'after', gte: 'at or after', lt: 'before', lte: 'at or before' }[op]} this time`,
+        }),
+      ),
     ]),
   ),
 };

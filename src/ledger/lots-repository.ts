@@ -46,25 +46,42 @@ export interface FifoCursor {
  */
 export async function fifoLots(db: DB, shopId: number, cursors: readonly FifoCursor[], limit: number): Promise<OpenLot[]> {
   const keys = cursors.map((c) => ({ cust: c.remoteId, kind: c.kind, after_key: c.afterKey, after_id: c.afterId }));
-  const rows = await perKey(db, CUSTOMER_KIND, keys, (ref) =>
-    sql<{ id: number; remaining: number; lot_key: number }>`select id, remaining, ${KEY} as lot_key from points_lots
+  const rows = await perKey(
+    db,
+    CUSTOMER_KIND,
+    keys,
+    (ref) =>
+      sql<{ id: number; remaining: number; lot_key: number }>`select id, remaining, ${KEY} as lot_key from points_lots
       where shop_id = ${shopId} and customer_remote_id = ${ref('cust')} and kind = ${ref('kind')} and ${OPEN}
         and ${KEY} >= ${ref('after_key')} and (${KEY} > ${ref('after_key')} or id > ${ref('after_id')})
       order by ${KEY}, id limit ${sql.lit(limit)}`,
   );
-  return rows.map((r) => ({ id: Number(r.id), customerRemoteId: Number(r.cust), kind: r.kind as LotKind, remaining: Number(r.remaining), key: Number(r.lot_key) }));
+  return rows.map((r) => ({
+    id: Number(r.id),
+    customerRemoteId: Number(r.cust),
+    kind: r.kind as LotKind,
+    remaining: Number(r.remaining),
+    key: Number(r.lot_key),
+  }));
 }
 
 /** Sets what is left in existing lots, many per statement (a CASE on the id works on both databases). */
 export async function setLotsRemaining(db: DB, shopId: number, lots: readonly { id: number; remaining: number }[]): Promise<void> {
   for (let i = 0; i < lots.length; i += 1000) {
     const chunk = lots.slice(i, i + 1000);
-    const cases = sql.join(chunk.map((l) => sql`when ${l.id} then cast(${l.remaining} as bigint)`), sql` `);
+    const cases = sql.join(
+      chunk.map((l) => sql`when ${l.id} then cast(${l.remaining} as bigint)`),
+      sql` `,
+    );
     await db
       .updateTable('points_lots')
       .set({ remaining: sql<number>`case id ${cases} end` })
       .where('shop_id', '=', shopId)
-      .where('id', 'in', chunk.map((l) => l.id))
+      .where(
+        'id',
+        'in',
+        chunk.map((l) => l.id),
+      )
       .execute();
   }
 }
@@ -110,8 +127,12 @@ export function toNextExpiry(at: number | null, points: number, credits: number)
  * (never-expiring lots have none), with the points and credits of the lots expiring then.
  */
 export async function nextExpiries(db: DB, shopId: number, remoteIds: readonly number[], after: number): Promise<Map<number, NextExpiry | null>> {
-  const rows = await perKey(db, CUSTOMER, remoteIds.map((cust) => ({ cust })), (ref) =>
-    sql<{ next_at: number | null; next_points: number; next_credits: number }>`select h.next_at,
+  const rows = await perKey(
+    db,
+    CUSTOMER,
+    remoteIds.map((cust) => ({ cust })),
+    (ref) =>
+      sql<{ next_at: number | null; next_points: number; next_credits: number }>`select h.next_at,
       ${nextExpiryAmountSql(shopId, ref, 'points')} as next_points, ${nextExpiryAmountSql(shopId, ref, 'credits')} as next_credits
       from ${nextExpirySql(shopId, ref, after)} h`,
   );

@@ -187,7 +187,8 @@ function storedLots(read: ReadonlyMap<string, LotsRead> | null) {
   const lots = new Map<number, Lot>();
   const lot = (ref: { id: number; remaining: number; key: number }): Lot => {
     let out = lots.get(ref.id);
-    if (out === undefined) lots.set(ref.id, (out = { id: ref.id, fresh: false, seq: ref.id, amount: 0, remaining: ref.remaining, key: ref.key, eventIndex: -1 }));
+    if (out === undefined)
+      lots.set(ref.id, (out = { id: ref.id, fresh: false, seq: ref.id, amount: 0, remaining: ref.remaining, key: ref.key, eventIndex: -1 }));
     return out;
   };
   const queue = (state: State, kind: LotKind): LotQueue => {

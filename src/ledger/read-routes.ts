@@ -19,8 +19,7 @@ const TAGS = ['Points events'];
 /** Offset-mode sort fields (each has an index on (shop_id, column, id)). */
 const SORTABLE = { applied_at: 'points_events.applied_at' } as const;
 
-const IdParams = Type.Object({ id: PathId('The points event\'s id', 4812) });
-
+const IdParams = Type.Object({ id: PathId("The points event's id", 4812) });
 
 const listSpec = {
   idColumn: 'points_events.id',
@@ -38,7 +37,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
       schema: {
         tags: TAGS,
         summary: 'List points events',
-        description: 'The shop\'s ledger, with cursor or offset pagination, filtered by source and applied_at.',
+        description: "The shop's ledger, with cursor or offset pagination, filtered by source and applied_at.",
         querystring: ListQuery(Object.keys(SORTABLE), { ...EVENT_FILTERS, ...CUSTOMER_FILTER }),
         response: { 200: ListEnvelope(PointsEvent), ...errorResponses('list') },
       },
@@ -76,8 +75,8 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
   registerCustomerList(app, {
     path: 'points_events',
     tags: TAGS,
-    summary: 'List a customer\'s points events',
-    description: 'One customer\'s ledger, with the same pagination and filters as the shop\'s.',
+    summary: "List a customer's points events",
+    description: "One customer's ledger, with the same pagination and filters as the shop's.",
     querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
     item: PointsEvent,
     async page(request, customerRemoteId) {
@@ -86,14 +85,14 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     },
   });
 
-  const OrderParams = Type.Object({ remote_id: PathId('The order\'s remote_id', 5531) });
+  const OrderParams = Type.Object({ remote_id: PathId("The order's remote_id", 5531) });
   app.get(
     '/orders/:remote_id/points_events',
     {
       schema: {
         tags: TAGS,
-        summary: 'List an order\'s points events',
-        description: 'What the order earned (source order) and what its refunds took back (source refund), with the same pagination and filters as the shop\'s.',
+        summary: "List an order's points events",
+        description: "What the order earned (source order) and what its refunds took back (source refund), with the same pagination and filters as the shop's.",
         params: OrderParams,
         querystring: ListQuery(Object.keys(SORTABLE), EVENT_FILTERS),
         response: { 200: ListEnvelope(PointsEvent), ...errorResponses('list', { 404: notFoundError('order') }) },

@@ -19,7 +19,13 @@ export const FIRST_CHUNK = 8;
 export const CHUNK = 64;
 
 /** The customers of the postings and of the pending changes, locked, with their balances at `now`. */
-export async function lockPosting(trx: DB, shopId: number, postings: readonly Posting[], now: number, options: PostOptions): Promise<ReadonlyMap<number, Balances>> {
+export async function lockPosting(
+  trx: DB,
+  shopId: number,
+  postings: readonly Posting[],
+  now: number,
+  options: PostOptions,
+): Promise<ReadonlyMap<number, Balances>> {
   const ids = postings.map((p) => p.customer.remoteId);
   for (const id of options.pending?.keys() ?? []) ids.push(id);
   const { locked } = options;
@@ -36,7 +42,13 @@ export async function earnedWindowFrom(trx: DB, shopId: number, now: number): Pr
 }
 
 /** What customers whose stored window sum is of another window earned from `from` on. */
-export async function readEarnedSince(trx: DB, shopId: number, postings: readonly Posting[], balances: ReadonlyMap<number, Balances>, from: number): Promise<Map<number, number>> {
+export async function readEarnedSince(
+  trx: DB,
+  shopId: number,
+  postings: readonly Posting[],
+  balances: ReadonlyMap<number, Balances>,
+  from: number,
+): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (from === 0) return out;
   for (const p of postings) {
@@ -48,7 +60,10 @@ export async function readEarnedSince(trx: DB, shopId: number, postings: readonl
 }
 
 /** How far each customer's deductions of each kind can reach into their stored lots: what they deduct in all. */
-export function deductionReach(postings: readonly Posting[], balances: ReadonlyMap<number, Balances>): Map<string, { remoteId: number; kind: LotKind; amount: number }> {
+export function deductionReach(
+  postings: readonly Posting[],
+  balances: ReadonlyMap<number, Balances>,
+): Map<string, { remoteId: number; kind: LotKind; amount: number }> {
   const reach = new Map<string, { remoteId: number; kind: LotKind; amount: number }>();
   for (const { customer, entry } of postings) {
     const stored = balances.get(customer.remoteId)!.stored;
@@ -84,7 +99,13 @@ export function lotsToRead(reach: ReturnType<typeof deductionReach>, read: Reado
 }
 
 /** The stored lots the postings' deductions can reach, in FIFO order: a first chunk for all at once, then further chunks where needed. */
-export async function readLots(trx: DB, shopId: number, postings: readonly Posting[], balances: ReadonlyMap<number, Balances>, now: number): Promise<Map<string, LotsRead>> {
+export async function readLots(
+  trx: DB,
+  shopId: number,
+  postings: readonly Posting[],
+  balances: ReadonlyMap<number, Balances>,
+  now: number,
+): Promise<Map<string, LotsRead>> {
   const reach = deductionReach(postings, balances);
   const read = new Map<string, { lots: { id: number; remaining: number; key: number }[]; complete: boolean }>();
   let limit = FIRST_CHUNK;
@@ -100,4 +121,3 @@ export async function readLots(trx: DB, shopId: number, postings: readonly Posti
   }
   return read;
 }
-

@@ -54,19 +54,34 @@ async function planOf(trx: DB, shopId: number, eventId: number): Promise<Reversa
  * Throws not_found, not_reversible (expirations and reversals), already_reversed, or
  * insufficient_balance (a grant whose points the customer no longer has).
  */
-export async function reverseEvent(trx: DB, shopId: number, eventId: number, now: number, options: ReverseOptions = {}): Promise<{ event: PointsEvent; posted: Posted }> {
+export async function reverseEvent(
+  trx: DB,
+  shopId: number,
+  eventId: number,
+  now: number,
+  options: ReverseOptions = {},
+): Promise<{ event: PointsEvent; posted: Posted }> {
   const original = await findEvent(trx, shopId, eventId);
   if (original === undefined) throw notFound('points event', eventId);
   if (original.source === EXPIRATION_SOURCE || original.source === REVERSAL_SOURCE) {
-    throw new AppError('not_reversible', `Points event ${eventId} is ${original.source === EXPIRATION_SOURCE ? 'an expiration' : 'a reversal'}; expirations and reversals cannot be reversed`);
+    throw new AppError(
+      'not_reversible',
+      `Points event ${eventId} is ${original.source === EXPIRATION_SOURCE ? 'an expiration' : 'a reversal'}; expirations and reversals cannot be reversed`,
+    );
   }
   // A redemption's points come back by voiding it, which keeps the redemption's status true.
   if (original.source === REDEMPTION_SOURCE && options.redemptionId !== Number(original.redemption_id)) {
-    throw new AppError('not_reversible', `Points event ${eventId} paid for redemption ${Number(original.redemption_id)}; void it with POST /redemptions/${Number(original.redemption_id)}/void`);
+    throw new AppError(
+      'not_reversible',
+      `Points event ${eventId} paid for redemption ${Number(original.redemption_id)}; void it with POST /redemptions/${Number(original.redemption_id)}/void`,
+    );
   }
   // An order's points follow the order: its refunds take them back, proportionally.
   if (original.order_remote_id !== null && original.order_remote_id !== undefined) {
-    throw new AppError('not_reversible', `Points event ${eventId} follows order ${Number(original.order_remote_id)}; send the order's refund (PUT /orders/${Number(original.order_remote_id)}) instead`);
+    throw new AppError(
+      'not_reversible',
+      `Points event ${eventId} follows order ${Number(original.order_remote_id)}; send the order's refund (PUT /orders/${Number(original.order_remote_id)}) instead`,
+    );
   }
   const remoteId = Number(original.customer_remote_id);
   // Under the customer's lock, two racing reversals of one event see each other.

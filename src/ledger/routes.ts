@@ -50,7 +50,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
         summary: 'Create a points event',
         description:
           'Grants (positive amounts) or deducts (negative amounts) points and store credit for one customer. ' +
-          'A deduction consumes the customer\'s unexpired lots, first-expiring first, and may not take the balance below zero.',
+          "A deduction consumes the customer's unexpired lots, first-expiring first, and may not take the balance below zero.",
         body: PointsEventInput,
         response: { 201: DataEnvelope(PointsEvent), ...errorResponses('write') },
       },
@@ -125,7 +125,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
           'Writes one `reversal` event that undoes the event exactly: what a deduction took goes back into the very lots it came from, with their ' +
           'original expiry (what lands in a lot that has expired since is written off by the expiry sweep); what a grant gave is taken back from its ' +
           'own lot first, then first-expiring first from the others, never below zero (422 `insufficient_balance`). Expirations and reversals cannot ' +
-          'be reversed (422 `not_reversible`), nor can a redemption\'s event (void the redemption) or an order\'s (send its refund); an event is reversed at most once (409 `already_reversed`). The original then shows ' +
+          "be reversed (422 `not_reversible`), nor can a redemption's event (void the redemption) or an order's (send its refund); an event is reversed at most once (409 `already_reversed`). The original then shows " +
           '`reversed_by_event_id`. The body is optional.',
         params: ReverseParams,
         body: ReverseInput,
@@ -152,7 +152,10 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
         const now = app.clock();
         // A reversed grant's points are no longer earned: the tier follows.
         const effects = await postingEffects(trx, request.shop.id, true);
-        const { event, posted } = await reverseEvent(trx, request.shop.id, eventId, now, { internalNote: body.internal_note, externalNote: body.external_note });
+        const { event, posted } = await reverseEvent(trx, request.shop.id, eventId, now, {
+          internalNote: body.internal_note,
+          externalNote: body.external_note,
+        });
         await effects.follow(posted, now);
         return { status: 201, body: { data: event } };
       });

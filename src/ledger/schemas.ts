@@ -52,11 +52,7 @@ const Time = (name: string, description: string) => {
   const error = { code: 'invalid_datetime', message: `${name} must be an RFC 3339 date-time such as 2026-01-15T12:00:00Z, or blank` };
   return Type.Optional(
     Type.Union(
-      [
-        Type.String({ format: 'date-time', 'x-error': error }),
-        Type.String({ pattern: '^\\s*$', 'x-error': error }),
-        Type.Null({ 'x-error': error }),
-      ],
+      [Type.String({ format: 'date-time', 'x-error': error }), Type.String({ pattern: '^\\s*$', 'x-error': error }), Type.Null({ 'x-error': error })],
       { description, examples: ['2026-01-15T12:00:00Z'] },
     ),
   );
@@ -69,7 +65,7 @@ export const PointsEventInput = Type.Object(
     customer_identifier: Type.String({
       minLength: 1,
       maxLength: 254,
-      description: 'The customer\'s remote_id (its ID in the commerce platform) or e-mail address (case-insensitive)',
+      description: "The customer's remote_id (its ID in the commerce platform) or e-mail address (case-insensitive)",
       examples: ['7012345678', 'ada@example.com'],
     }),
     source: Type.Enum([...INPUT_SOURCES], {
@@ -95,18 +91,18 @@ export const PointsEventInput = Type.Object(
         'x-error': CREDITS_ERROR,
       }),
     ),
-    internal_note: Note('Why the points moved, for the merchant\'s staff'),
+    internal_note: Note("Why the points moved, for the merchant's staff"),
     external_note: Note('Why the points moved, shown to the customer'),
     custom_action_name: Type.Optional(
       Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], {
-        description: 'The custom action\'s name (source custom_action), or the http(s) URL visited (source visit_url)',
+        description: "The custom action's name (source custom_action), or the http(s) URL visited (source visit_url)",
         examples: ['Joined the newsletter'],
       }),
     ),
     applied_at: Time('applied_at', 'When the event took place; blank means now. At most 5 minutes in the future.'),
     expires_at: Time(
       'expires_at',
-      'When the granted points and credits expire. Only for shops with per_event_expiry; blank means the shop\'s default (applied_at plus points_expiry_days, or never).',
+      "When the granted points and credits expire. Only for shops with per_event_expiry; blank means the shop's default (applied_at plus points_expiry_days, or never).",
     ),
   },
   {
@@ -174,7 +170,8 @@ export const PointsEvent = Type.Object(
       { description: 'The customer, with the balances right after this event' },
     ),
     source: Type.Enum([...ALL_SOURCES], {
-      description: 'expiration events are written by the expiry sweep, reversal events by POST /points_events/{id}/reverse, reward_redemption events by POST /redemptions, subscription_billing events by the subscription_billing earning rule',
+      description:
+        'expiration events are written by the expiry sweep, reversal events by POST /points_events/{id}/reverse, reward_redemption events by POST /redemptions, subscription_billing events by the subscription_billing earning rule',
       examples: ['order'],
     }),
     points_amount: Type.Integer({ examples: [120] }),
@@ -183,11 +180,16 @@ export const PointsEvent = Type.Object(
     external_note: Type.Union([Type.String(), Type.Null()], { examples: ['Order #1042'] }),
     custom_action_name: Type.Union([Type.String(), Type.Null()]),
     applied_at: Type.String({ format: 'date-time' }),
-    expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When what this event granted expires; null for never or for a deduction' }),
+    expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When what this event granted expires; null for never or for a deduction',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     reverses_event_id: Type.Union([Type.Integer(), Type.Null()], { description: 'For a reversal: the event it undoes', examples: [null] }),
     reversed_by_event_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The reversal that undid this event, if any', examples: [null] }),
-    redemption_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The reward redemption this event spent points on, or gave them back for', examples: [null] }),
+    redemption_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The reward redemption this event spent points on, or gave them back for',
+      examples: [null],
+    }),
     earning_rule_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The earning rule that wrote this event, if one did', examples: [null] }),
     order_remote_id: Type.Union([Type.Integer(), Type.Null()], {
       description: 'The order this event was earned for (source order) or clawed back from by a refund (source refund), if any',

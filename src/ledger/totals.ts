@@ -11,7 +11,11 @@ import type { DB, LedgerFlows, LedgerQuartersTable, LedgerTotalsTable, PointsEve
 export const FLOW_KINDS = ['earned', 'redeemed', 'deducted', 'expired', 'reversed', 'clawed_back'] as const;
 export type FlowKind = (typeof FLOW_KINDS)[number];
 
-export const FLOW_COLUMNS = [...FLOW_KINDS.map((k) => `points_${k}` as const), 'points_pending', ...FLOW_KINDS.map((k) => `credits_${k}` as const)] as const satisfies readonly (keyof LedgerFlows)[];
+export const FLOW_COLUMNS = [
+  ...FLOW_KINDS.map((k) => `points_${k}` as const),
+  'points_pending',
+  ...FLOW_KINDS.map((k) => `credits_${k}` as const),
+] as const satisfies readonly (keyof LedgerFlows)[];
 
 export const QUARTER_MS = 900_000;
 
@@ -86,7 +90,13 @@ export interface TotalsChange {
 export function totalsWrites(trx: DB, shopId: number, events: readonly FlowEvent[], change: TotalsChange = {}): RowWrite[] {
   const rows = quarterFlows(shopId, events, change.pending);
   if (rows.length === 0 && !change.holders) return [];
-  const total: LedgerTotalsTable = { shop_id: shopId, points_outstanding: 0, credits_outstanding: 0, points_pending: change.pending?.points ?? 0, customers_with_points: change.holders ?? 0 };
+  const total: LedgerTotalsTable = {
+    shop_id: shopId,
+    points_outstanding: 0,
+    credits_outstanding: 0,
+    points_pending: change.pending?.points ?? 0,
+    customers_with_points: change.holders ?? 0,
+  };
   for (const event of events) {
     total.points_outstanding += Number(event.points_amount);
     total.credits_outstanding += Number(event.credits_amount);
@@ -102,7 +112,11 @@ export function totalsWrites(trx: DB, shopId: number, events: readonly FlowEvent
       select: (source) => daysSelect(trx, source),
       onConflict: { key: ['shop_id', 'day'], ...add(FLOW_COLUMNS) },
     },
-    { insert: 'ledger_totals', rows: [total], onConflict: { key: ['shop_id'], ...add(['points_outstanding', 'credits_outstanding', 'points_pending', 'customers_with_points']) } },
+    {
+      insert: 'ledger_totals',
+      rows: [total],
+      onConflict: { key: ['shop_id'], ...add(['points_outstanding', 'credits_outstanding', 'points_pending', 'customers_with_points']) },
+    },
   ];
 }
 

@@ -36,7 +36,13 @@ function eventQuarters(): RawBuilder<unknown> {
 const flowsText = (r: string, columns: readonly string[]) => sql.raw(columns.map((c) => `cast(coalesce(${r}."${c}", 0) as text)`).join(` || ' ' || `));
 
 /** The rows of `actual` and `expected` (both keyed by shop_id and `keys`) whose columns differ. */
-function sameRows(name: string, keys: string | readonly string[], actual: RawBuilder<unknown>, expectedOf: (db: DB) => RawBuilder<unknown>, columns: readonly string[]): Check {
+function sameRows(
+  name: string,
+  keys: string | readonly string[],
+  actual: RawBuilder<unknown>,
+  expectedOf: (db: DB) => RawBuilder<unknown>,
+  columns: readonly string[],
+): Check {
   const all = [keys].flat();
   const subject = sql.raw(all.map((k) => `'${k} ' || cast(coalesce(a."${k}", x."${k}") as text)`).join(` || ', ' || `));
   const match = sql.raw(all.map((k) => `x."${k}" = a."${k}"`).join(' and '));
@@ -58,10 +64,10 @@ const quarterDays = (db: DB) => sql`(select q.shop_id, ${sql.raw(localDaySql(db,
   from ledger_quarters q join shops s on s.id = q.shop_id group by q.shop_id, 2)`;
 
 export const TOTALS_CHECKS: Check[] = [
-  sameRows('each quarter\'s flows = the events applied in it, by kind', 'quarter', sql`ledger_quarters`, eventQuarters, EVENT_COLUMNS),
-  sameRows('each local day\'s flows = its quarters\' in the shop\'s timezone', 'day', sql`ledger_days`, quarterDays, FLOW_COLUMNS),
+  sameRows("each quarter's flows = the events applied in it, by kind", 'quarter', sql`ledger_quarters`, eventQuarters, EVENT_COLUMNS),
+  sameRows("each local day's flows = its quarters' in the shop's timezone", 'day', sql`ledger_days`, quarterDays, FLOW_COLUMNS),
   sameRows(
-    'the shop\'s totals = its customers\' stored balances and pending points',
+    "the shop's totals = its customers' stored balances and pending points",
     'shop_id',
     sql`ledger_totals`,
     () => sql`(select shop_id, sum(points_balance) as points_outstanding, sum(credits_balance) as credits_outstanding, sum(points_pending) as points_pending,
@@ -69,7 +75,7 @@ export const TOTALS_CHECKS: Check[] = [
     ['points_outstanding', 'credits_outstanding', 'points_pending', 'customers_with_points'],
   ),
   sameRows(
-    'the report\'s days add up to the customers\' stored balances (outstanding = earned − redeemed − deducted − expired − reversed − clawed_back)',
+    "the report's days add up to the customers' stored balances (outstanding = earned − redeemed − deducted − expired − reversed − clawed_back)",
     'shop_id',
     sql`(select shop_id, ${net('points')} as points, ${net('credits')} as credits, sum(points_pending) as pending from ledger_days group by shop_id)`,
     () => sql`(select shop_id, sum(points_balance) as points, sum(credits_balance) as credits, sum(points_pending) as pending from customers group by shop_id)`,
@@ -86,7 +92,8 @@ export const TOTALS_CHECKS: Check[] = [
     'reward_redemption_days = the redemptions of each reward per day',
     ['reward_id', 'day'],
     sql`reward_redemption_days`,
-    () => sql`(select shop_id, reward_id, created_at / ${sql.lit(86_400_000)} as day, count(*) as n from redemptions group by shop_id, reward_id, created_at / ${sql.lit(86_400_000)})`,
+    () =>
+      sql`(select shop_id, reward_id, created_at / ${sql.lit(86_400_000)} as day, count(*) as n from redemptions group by shop_id, reward_id, created_at / ${sql.lit(86_400_000)})`,
     ['n'],
   ),
 ];

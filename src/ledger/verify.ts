@@ -16,7 +16,6 @@ export interface Discrepancy {
   actual: string;
 }
 
-
 const eventSums = (column: string, filter = sql`true`) =>
   sql`(select shop_id, customer_remote_id, sum(${sql.ref(column)}) as total from points_events where ${filter} group by shop_id, customer_remote_id)`;
 const lotSums = (kind: string) =>
@@ -45,7 +44,9 @@ const earnedDays = sql`(select shop_id, customer_remote_id, day, sum(points) as 
 function storedAgainst(name: string, column: string, sums: RawBuilder<unknown>, negate = false): Check {
   return {
     name,
-    query: (shop) => sql`select c.shop_id, ${customer} as subject, ${negate ? sql`-coalesce(s.total, 0)` : sql`coalesce(s.total, 0)`} as expected, c.${sql.raw(column)} as actual
+    query: (
+      shop,
+    ) => sql`select c.shop_id, ${customer} as subject, ${negate ? sql`-coalesce(s.total, 0)` : sql`coalesce(s.total, 0)`} as expected, c.${sql.raw(column)} as actual
       from customers c left join ${sums} s on s.shop_id = c.shop_id and s.customer_remote_id = c.remote_id
       where ${shop('c.shop_id')} and c.${sql.raw(column)} <> ${negate ? sql`-coalesce(s.total, 0)` : sql`coalesce(s.total, 0)`}`,
   };
@@ -69,18 +70,18 @@ function eventMoves(kind: 'points' | 'credits'): Check {
 }
 
 const CHECKS: Check[] = [
-  storedAgainst('points_balance = the sum of the customer\'s events', 'points_balance', eventSums('points_amount')),
-  storedAgainst('credits_balance = the sum of the customer\'s events', 'credits_balance', eventSums('credits_amount')),
-  storedAgainst('points_balance = what the customer\'s points lots hold', 'points_balance', lotSums('points')),
-  storedAgainst('credits_balance = what the customer\'s credits lots hold', 'credits_balance', lotSums('credits')),
+  storedAgainst("points_balance = the sum of the customer's events", 'points_balance', eventSums('points_amount')),
+  storedAgainst("credits_balance = the sum of the customer's events", 'credits_balance', eventSums('credits_amount')),
+  storedAgainst("points_balance = what the customer's points lots hold", 'points_balance', lotSums('points')),
+  storedAgainst("credits_balance = what the customer's credits lots hold", 'credits_balance', lotSums('credits')),
   // A reversal takes back from what the event it undoes counted: a grant's points from the earned, a deduction's from the spent.
   storedAgainst(
-    'points_earned_lifetime = the points granted, less reversed grants and refunds\' clawbacks',
+    "points_earned_lifetime = the points granted, less reversed grants and refunds' clawbacks",
     'points_earned_lifetime',
     eventSums('points_amount', sql`(points_amount > 0 and source <> 'reversal') or (points_amount < 0 and (source = 'reversal' or ${CLAWBACK}))`),
   ),
   {
-    name: 'each day\'s earned points = what the events that changed the points earned count on that day',
+    name: "each day's earned points = what the events that changed the points earned count on that day",
     query: (shop) => sql`select coalesce(d.shop_id, x.shop_id) as shop_id,
         'customer ' || cast(coalesce(d.customer_remote_id, x.customer_remote_id) as text) || ', day ' || cast(coalesce(d.day, x.day) as text) as subject,
         coalesce(x.points, 0) as expected, coalesce(d.points, 0) as actual
@@ -98,16 +99,19 @@ const CHECKS: Check[] = [
   storedAgainst(
     'points_spent_lifetime = the points deducted, less reversed deductions',
     'points_spent_lifetime',
-    eventSums('points_amount', sql`(points_amount < 0 and source not in ('expiration', 'reversal') and not ${CLAWBACK}) or (points_amount > 0 and source = 'reversal')`),
+    eventSums(
+      'points_amount',
+      sql`(points_amount < 0 and source not in ('expiration', 'reversal') and not ${CLAWBACK}) or (points_amount > 0 and source = 'reversal')`,
+    ),
     true,
   ),
   storedAgainst(
-    'points_pending = what the customer\'s orders hold pending',
+    "points_pending = what the customer's orders hold pending",
     'points_pending',
     sql`(select shop_id, points_customer_remote_id as customer_remote_id, sum(points_pending) as total from orders where points_pending > 0 group by shop_id, points_customer_remote_id)`,
   ),
   {
-    name: 'each lot\'s remaining = its amount less its consumptions',
+    name: "each lot's remaining = its amount less its consumptions",
     query: (shop) => sql`select l.shop_id, 'lot ' || cast(l.id as text) as subject, l.amount - coalesce(s.total, 0) as expected, l.remaining as actual
       from points_lots l left join (select shop_id, lot_id, sum(amount) as total from lot_consumptions group by shop_id, lot_id) s
         on s.shop_id = l.shop_id and s.lot_id = l.id
@@ -136,7 +140,9 @@ const CHECKS: Check[] = [
   eventMoves('credits'),
   {
     name: 'next_expiry_at = the earliest expiry among lots that hold something',
-    query: (shop) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(n.at as text), 'null') as expected, coalesce(cast(c.next_expiry_at as text), 'null') as actual
+    query: (
+      shop,
+    ) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(n.at as text), 'null') as expected, coalesce(cast(c.next_expiry_at as text), 'null') as actual
       from customers c left join (select shop_id, customer_remote_id, min(expires_at) as at from points_lots where remaining > 0 and expires_at is not null group by shop_id, customer_remote_id) n
         on n.shop_id = c.shop_id and n.customer_remote_id = c.remote_id
       where ${shop('c.shop_id')} and coalesce(c.next_expiry_at, -1) <> coalesce(n.at, -1)`,
@@ -155,13 +161,17 @@ const CHECKS: Check[] = [
   },
   {
     name: 'every event belongs to a customer of its shop',
-    query: (shop) => sql`select e.shop_id, 'event ' || cast(e.id as text) as subject, 'customer ' || cast(e.customer_remote_id as text) as expected, 'no such customer' as actual
+    query: (
+      shop,
+    ) => sql`select e.shop_id, 'event ' || cast(e.id as text) as subject, 'customer ' || cast(e.customer_remote_id as text) as expected, 'no such customer' as actual
       from points_events e where ${shop('e.shop_id')}
         and not exists (select 1 from customers c where c.shop_id = e.shop_id and c.remote_id = e.customer_remote_id)`,
   },
   {
     name: 'each customer holds the highest tier their points earned in the window reach (shops not being re-tiered)',
-    query: (shop) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(c.expected as text), 'none') as expected, coalesce(cast(c.vip_tier_id as text), 'none') as actual
+    query: (
+      shop,
+    ) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(c.expected as text), 'none') as expected, coalesce(cast(c.vip_tier_id as text), 'none') as actual
       from (select c.*, (select t.id from vip_tiers t where t.shop_id = c.shop_id and t.points_threshold <= c.points_earned_window order by t.points_threshold desc limit 1) as expected
         from customers c join shops s on s.id = c.shop_id and s.retier_after is null) c
       where ${shop('c.shop_id')} and coalesce(c.expected, -1) <> coalesce(c.vip_tier_id, -1)`,
@@ -185,7 +195,9 @@ const CHECKS: Check[] = [
   },
   {
     name: 'an issued pool code belongs to the redemption that holds it',
-    query: (shop) => sql`select k.shop_id, 'code ' || cast(k.id as text) as subject, 'redemption ' || cast(k.redemption_id as text) || ' with code ' || k.code as expected,
+    query: (
+      shop,
+    ) => sql`select k.shop_id, 'code ' || cast(k.id as text) as subject, 'redemption ' || cast(k.redemption_id as text) || ' with code ' || k.code as expected,
         coalesce('redemption ' || cast(r.id as text) || ' with code ' || r.code, 'no such redemption') as actual
       from reward_codes k left join redemptions r on r.shop_id = k.shop_id and r.id = k.redemption_id
       where ${shop('k.shop_id')} and k.redemption_id is not null and (r.id is null or r.code <> k.code or r.reward_id <> k.reward_id)`,
@@ -198,18 +210,29 @@ export async function verifyLedger(db: DB, shopId: number | null, limit = 1000):
   const shop = (column: string) => (shopId === null ? sql`true` : sql`${sql.raw(column)} = ${shopId}`);
   for (const check of [...CHECKS, ...TOTALS_CHECKS]) {
     const { rows } = await sql<{ shop_id: number; subject: string; expected: unknown; actual: unknown }>`${check.query(shop, db)} limit ${limit}`.execute(db);
-    for (const row of rows) out.push({ shop_id: Number(row.shop_id), check: check.name, subject: row.subject, expected: String(row.expected), actual: String(row.actual) });
+    for (const row of rows)
+      out.push({ shop_id: Number(row.shop_id), check: check.name, subject: row.subject, expected: String(row.expected), actual: String(row.actual) });
   }
   // The per-shop row counts that list pages read their `last` link from; a redacted customer is not listed.
   const listed = (table: string) => (table === 'customers' ? sql`where remote_id > 0` : sql``);
   const { rows: counted } = await sql<{ table_name: string }>`select distinct table_name from shop_counts`.execute(db);
   for (const { table_name } of counted) {
-    const { rows } = await sql<{ shop_id: number; expected: unknown; actual: unknown }>`select coalesce(r.shop_id, c.shop_id) as shop_id, coalesce(r.n, 0) as expected, coalesce(c.n, 0) as actual
+    const { rows } = await sql<{
+      shop_id: number;
+      expected: unknown;
+      actual: unknown;
+    }>`select coalesce(r.shop_id, c.shop_id) as shop_id, coalesce(r.n, 0) as expected, coalesce(c.n, 0) as actual
       from (select shop_id, count(*) as n from ${sql.table(table_name)} ${listed(table_name)} group by shop_id) r
       full join (select shop_id, n from shop_counts where table_name = ${table_name}) c on c.shop_id = r.shop_id
       where ${shop('coalesce(r.shop_id, c.shop_id)')} and coalesce(r.n, 0) <> coalesce(c.n, 0) limit ${limit}`.execute(db);
     for (const row of rows) {
-      out.push({ shop_id: Number(row.shop_id), check: 'shop_counts = the shop\'s rows of each listed table', subject: table_name, expected: String(row.expected), actual: String(row.actual) });
+      out.push({
+        shop_id: Number(row.shop_id),
+        check: "shop_counts = the shop's rows of each listed table",
+        subject: table_name,
+        expected: String(row.expected),
+        actual: String(row.actual),
+      });
     }
   }
   return out;

@@ -28,9 +28,16 @@ export interface Written {
 }
 
 export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: number, options: WriteOptions): Promise<Written> {
-  await setLotsRemaining(trx, shopId, plan.storedLots.map((l) => ({ id: l.id, remaining: l.remaining })));
+  await setLotsRemaining(
+    trx,
+    shopId,
+    plan.storedLots.map((l) => ({ id: l.id, remaining: l.remaining })),
+  );
   const balances = await settleBalances(trx, shopId, plan, now);
-  await writeRows(trx, [addEarnedDays(earnedDayRows(shopId, plan)), { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances, now) }]);
+  await writeRows(trx, [
+    addEarnedDays(earnedDayRows(shopId, plan)),
+    { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances, now) },
+  ]);
 
   const totals = totalsChange(plan, now);
   // A change of pending points alone takes the lock on event ids that a change of time zone
@@ -158,6 +165,11 @@ function planRows(shopId: number, plan: LedgerPlan, eventIds: readonly number[],
     expires_at: lot.key === NEVER ? null : lot.key,
     created_at: now,
   }));
-  const consumptions: LotConsumptionsTable[] = plan.consumptions.map((c) => ({ shop_id: shopId, event_id: eventIds[c.eventIndex]!, lot_id: c.lot.id, amount: c.amount }));
+  const consumptions: LotConsumptionsTable[] = plan.consumptions.map((c) => ({
+    shop_id: shopId,
+    event_id: eventIds[c.eventIndex]!,
+    lot_id: c.lot.id,
+    amount: c.amount,
+  }));
   return { events, lots, consumptions };
 }

@@ -11,7 +11,6 @@ export { CUSTOMER_IDENTIFIER };
 // do. It is resolved to the remote_id and stored in the field it stands for, which responses
 // show; the identifier itself is never stored.
 
-
 /** The field customer_identifier stands for (the one with `customerIdentifier`), if any. */
 export function identifiedField(fields: Fields): [string, Field] | undefined {
   return Object.entries(fields).find(([, f]) => f.customerIdentifier);
@@ -26,8 +25,7 @@ export function identifierSchema(name: string, field: Field): TSchema {
   return Type.String({
     minLength: 1,
     maxLength: 254,
-    description:
-      `Instead of ${name}: the customer's remote_id (as a string) or e-mail (case-insensitive). ${unknown} Given with ${name}, both must name the same customer.`,
+    description: `Instead of ${name}: the customer's remote_id (as a string) or e-mail (case-insensitive). ${unknown} Given with ${name}, both must name the same customer.`,
     examples: ['ada@example.com', '7012345678'],
   });
 }
@@ -58,7 +56,11 @@ export function identifierErrors(fields: Fields, body: Row, invalid: Set<string>
     invalid.add(name);
   }
   if (typeof identifier === 'string' && !invalid.has(CUSTOMER_IDENTIFIER) && parseCustomerIdentifier(identifier) === null) {
-    errors.push({ param: CUSTOMER_IDENTIFIER, code: 'invalid_format', message: `${CUSTOMER_IDENTIFIER} must be a remote_id (a positive integer) or an e-mail address` });
+    errors.push({
+      param: CUSTOMER_IDENTIFIER,
+      code: 'invalid_format',
+      message: `${CUSTOMER_IDENTIFIER} must be a remote_id (a positive integer) or an e-mail address`,
+    });
     invalid.add(CUSTOMER_IDENTIFIER);
   }
   if (invalid.has(CUSTOMER_IDENTIFIER)) identifierFailed(fields, body, invalid);
@@ -70,7 +72,12 @@ export function identifierErrors(fields: Fields, body: Row, invalid: Set<string>
  * stands for, in two queries for them all. A body without one comes back as it is; the errors
  * (customer_not_found, conflicting_parameters) come back by index, on customer_identifier.
  */
-export async function resolveIdentifiers(db: DB, shopId: number, fields: Fields, bodies: readonly Row[]): Promise<{ bodies: Row[]; errors: Map<number, ErrorDetail[]> }> {
+export async function resolveIdentifiers(
+  db: DB,
+  shopId: number,
+  fields: Fields,
+  bodies: readonly Row[],
+): Promise<{ bodies: Row[]; errors: Map<number, ErrorDetail[]> }> {
   const identified = identifiedField(fields);
   const errors = new Map<number, ErrorDetail[]>();
   if (identified === undefined) return { bodies: [...bodies], errors };
@@ -94,7 +101,10 @@ export async function resolveIdentifiers(db: DB, shopId: number, fields: Fields,
     const remoteId = customer !== undefined ? Number(customer.remote_id) : 'remoteId' in g.parsed && !mustExist(field) ? g.parsed.remoteId : null;
     if (remoteId === null) return fail('customer_not_found', `No customer with remote_id or e-mail ${JSON.stringify(g.identifier)}`);
     if (name in body && body[name] !== remoteId) {
-      return fail('conflicting_parameters', `${CUSTOMER_IDENTIFIER} names customer ${remoteId} but ${name} is ${JSON.stringify(body[name])}; give one of them, or both naming the same customer`);
+      return fail(
+        'conflicting_parameters',
+        `${CUSTOMER_IDENTIFIER} names customer ${remoteId} but ${name} is ${JSON.stringify(body[name])}; give one of them, or both naming the same customer`,
+      );
     }
     const { [CUSTOMER_IDENTIFIER]: _identifier, ...rest } = body;
     return { ...rest, [name]: remoteId };

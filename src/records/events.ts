@@ -48,14 +48,27 @@ export async function announceUpsert(trx: DB, shopId: number, r: Resource, ids: 
   if (rule === undefined || ids.length === 0 || !(await wantsTopics(trx, shopId, rule.topics))) return async () => {};
   const read = async () => {
     const rows: Row[] = [];
-    for (let i = 0; i < ids.length; i += 500) rows.push(...(await selectRecords(trx, shopId, r).where(r.id, 'in', ids.slice(i, i + 500)).orderBy(r.id).execute()));
+    for (let i = 0; i < ids.length; i += 500)
+      rows.push(
+        ...(await selectRecords(trx, shopId, r)
+          .where(r.id, 'in', ids.slice(i, i + 500))
+          .orderBy(r.id)
+          .execute()),
+      );
     return rows;
   };
   const before = new Map((await read()).map((row) => [Number(row[r.id]), row]));
-  const changed = (row: Row, old: Row | undefined) => old === undefined || Object.keys(row).some((column) => column !== 'updated_at' && String(row[column]) !== String(old[column]));
+  const changed = (row: Row, old: Row | undefined) =>
+    old === undefined || Object.keys(row).some((column) => column !== 'updated_at' && String(row[column]) !== String(old[column]));
   return async () => {
     const rows = (await read()).filter((row) => changed(row, before.get(Number(row[r.id]))));
     const records = await recordsJson(trx, shopId, r, rows, now);
-    await enqueueRecordEvents(trx, shopId, r, records.map((record) => ({ created: !before.has(Number(record[r.id])), record })), now);
+    await enqueueRecordEvents(
+      trx,
+      shopId,
+      r,
+      records.map((record) => ({ created: !before.has(Number(record[r.id])), record })),
+      now,
+    );
   };
 }

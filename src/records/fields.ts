@@ -54,8 +54,7 @@ export type Field = Common &
 
 export type Fields = Readonly<Record<string, Field>>;
 
-const nullable = (schema: Record<string, unknown>, field: Field) =>
-  field.nullable ? { ...schema, type: [schema.type as string, 'null'] } : schema;
+const nullable = (schema: Record<string, unknown>, field: Field) => (field.nullable ? { ...schema, type: [schema.type as string, 'null'] } : schema);
 
 /** The schema of a field as sent in a request body. */
 export function inputSchema(name: string, field: Field): TSchema {
@@ -63,7 +62,17 @@ export function inputSchema(name: string, field: Field): TSchema {
   switch (field.kind) {
     case 'text':
       return Type.Unsafe(
-        nullable({ type: 'string', minLength: 1, maxLength: field.maxLength, ...(field.format ? { format: field.format } : {}), ...(field.pattern ? { pattern: field.pattern } : {}), ...meta }, field),
+        nullable(
+          {
+            type: 'string',
+            minLength: 1,
+            maxLength: field.maxLength,
+            ...(field.format ? { format: field.format } : {}),
+            ...(field.pattern ? { pattern: field.pattern } : {}),
+            ...meta,
+          },
+          field,
+        ),
       );
     case 'enum':
       return Type.Unsafe({ ...nullable({ type: 'string', ...meta }, field), enum: field.nullable ? [...field.values, null] : [...field.values] });
@@ -85,7 +94,12 @@ export function inputSchema(name: string, field: Field): TSchema {
     case 'time':
       return Type.Unsafe(
         nullable(
-          { type: 'string', format: 'date-time', 'x-error': { code: 'invalid_datetime', message: `${name} must be an RFC 3339 date-time such as 2026-01-15T12:00:00Z` }, ...meta },
+          {
+            type: 'string',
+            format: 'date-time',
+            'x-error': { code: 'invalid_datetime', message: `${name} must be an RFC 3339 date-time such as 2026-01-15T12:00:00Z` },
+            ...meta,
+          },
           field,
         ),
       );
@@ -165,14 +179,25 @@ export function toJsonValue(field: Field, value: unknown): unknown {
 
 // Constructors that keep the descriptions short.
 type Opts = Omit<Common, 'description' | 'example'>;
-export const text = (description: string, example: unknown, maxLength: number, opts: Opts & { format?: 'email' | 'uri' | 'date'; pattern?: string } = {}): Field => ({
+export const text = (
+  description: string,
+  example: unknown,
+  maxLength: number,
+  opts: Opts & { format?: 'email' | 'uri' | 'date'; pattern?: string } = {},
+): Field => ({
   kind: 'text',
   description,
   example,
   maxLength,
   ...opts,
 });
-export const oneOf = (description: string, values: readonly string[], opts: Opts = {}): Field => ({ kind: 'enum', description, example: values[0], values, ...opts });
+export const oneOf = (description: string, values: readonly string[], opts: Opts = {}): Field => ({
+  kind: 'enum',
+  description,
+  example: values[0],
+  values,
+  ...opts,
+});
 export const integer = (description: string, example: number, minimum: number, maximum: number, opts: Opts = {}): Field => ({
   kind: 'integer',
   description,

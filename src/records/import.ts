@@ -136,7 +136,12 @@ type Item = { line: number; id: number; body: Row };
 async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result: ImportResult): Promise<void> {
   await transaction(db, async (trx) => {
     // Every customer_identifier of the batch is looked up at once.
-    const resolved = await resolveIdentifiers(trx, w.shopId, r.fields, batch.map((row) => row.body));
+    const resolved = await resolveIdentifiers(
+      trx,
+      w.shopId,
+      r.fields,
+      batch.map((row) => row.body),
+    );
     for (const [i, details] of resolved.errors) result.rejected.push({ line: batch[i]!.line, reason: reasonOf(details) });
     const rounds: Item[][] = [];
     const seen = new Map<number, number>();

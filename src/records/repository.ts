@@ -80,7 +80,14 @@ export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: R
  * answer one 201 and one 200 (on PostgreSQL the second insert waits for the first to commit).
  * `changed`: whether it was created or a field took another value.
  */
-export async function putRecord(db: DB, shopId: number, r: Resource, remoteId: number, values: Row, now: number): Promise<{ created: boolean; changed: boolean }> {
+export async function putRecord(
+  db: DB,
+  shopId: number,
+  r: Resource,
+  remoteId: number,
+  values: Row,
+  now: number,
+): Promise<{ created: boolean; changed: boolean }> {
   const inserted = await any(db)
     .insertInto(r.table)
     .values({ shop_id: shopId, remote_id: remoteId, ...values, created_at: now, updated_at: now })
@@ -150,7 +157,12 @@ export async function existingIds(db: DB, shopId: number, table: string, column:
   const found = new Set<number>();
   // Chunked: an import batch may ask about more ids than a statement may bind.
   for (let i = 0; i < ids.length; i += 1000) {
-    const rows = await any(db).selectFrom(table).select(column).where('shop_id', '=', shopId).where(column, 'in', ids.slice(i, i + 1000)).execute();
+    const rows = await any(db)
+      .selectFrom(table)
+      .select(column)
+      .where('shop_id', '=', shopId)
+      .where(column, 'in', ids.slice(i, i + 1000))
+      .execute();
     for (const row of rows) found.add(Number(row[column]));
   }
   return found;

@@ -101,7 +101,11 @@ const derived = new WeakMap<Resource, Derived>();
 const entries = (r: Resource) => Object.entries(r.fields);
 
 function example(r: Resource): Row {
-  return Object.fromEntries(entries(r).filter(([, f]) => f.kind !== 'secret' && !f.readOnly && (f.required || f.example !== undefined)).map(([n, f]) => [n, f.example]));
+  return Object.fromEntries(
+    entries(r)
+      .filter(([, f]) => f.kind !== 'secret' && !f.readOnly && (f.required || f.example !== undefined))
+      .map(([n, f]) => [n, f.example]),
+  );
 }
 
 /**
@@ -115,7 +119,8 @@ function inputProperties(r: Resource, whole: boolean): TProperties {
     if (field.kind === 'secret' || field.readOnly) continue;
     props[name] = whole && field.required && !field.customerIdentifier ? inputSchema(name, field) : Type.Optional(inputSchema(name, field));
     if (!field.customerIdentifier) continue;
-    if (field.kind !== 'integer' || CUSTOMER_IDENTIFIER in props) throw new Error(`${r.table}.${name}: customer_identifier stands for one integer field (a remote_id)`);
+    if (field.kind !== 'integer' || CUSTOMER_IDENTIFIER in props)
+      throw new Error(`${r.table}.${name}: customer_identifier stands for one integer field (a remote_id)`);
     props[CUSTOMER_IDENTIFIER] = Type.Optional(identifierSchema(name, field));
   }
   return props;
@@ -160,7 +165,10 @@ export function derive(r: Resource): Derived {
   d = {
     record,
     created: Object.keys(secrets).length
-      ? Type.Object({ ...recordProps, ...secrets }, { $id: `${r.title}Created`, title: `${r.title}Created`, description: `The new ${r.singular}, with its secret shown this once` })
+      ? Type.Object(
+          { ...recordProps, ...secrets },
+          { $id: `${r.title}Created`, title: `${r.title}Created`, description: `The new ${r.singular}, with its secret shown this once` },
+        )
       : record,
     input,
     patch,

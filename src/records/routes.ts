@@ -93,7 +93,11 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       async (request) => {
         const text = request.params[lookup?.param ?? r.id]!;
         const id = pathId(text);
-        const row = lookup ? await lookup.find(request.db, request.shop.id, text) : id === null ? undefined : await findRecord(request.db, request.shop.id, r, id);
+        const row = lookup
+          ? await lookup.find(request.db, request.shop.id, text)
+          : id === null
+            ? undefined
+            : await findRecord(request.db, request.shop.id, r, id);
         if (row === undefined) throw notFound(r.singular, text);
         const [data] = await json(request.db, request.shop.id, [row]);
         return { data };
@@ -104,9 +108,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       // One parameter name per path position (OpenAPI forbids paths differing only by it). Where
       // GET also takes an e-mail, PUT does not: it creates under the remote_id.
       const param = lookup?.param ?? r.id;
-      const PutParams = lookup
-        ? Type.Object({ [param]: PathId(`The ${r.singular}'s remote_id (not an e-mail address)`, 7012345678) })
-        : IdParams;
+      const PutParams = lookup ? Type.Object({ [param]: PathId(`The ${r.singular}'s remote_id (not an e-mail address)`, 7012345678) }) : IdParams;
       app.put(
         `/${r.path}/:${param}`,
         {

@@ -145,7 +145,11 @@ function generateSecrets(r: Resource): Row {
 
 function pickSecrets(r: Resource, row: Row): Row {
   const all = recordJson(r, row, true);
-  return Object.fromEntries(Object.entries(r.fields).filter(([, f]) => f.kind === 'secret').map(([name]) => [name, all[name]]));
+  return Object.fromEntries(
+    Object.entries(r.fields)
+      .filter(([, f]) => f.kind === 'secret')
+      .map(([name]) => [name, all[name]]),
+  );
 }
 
 /** Creates a native record (POST); returns it as shown, with its secrets this once. */
@@ -195,7 +199,13 @@ export async function upsertMany(trx: DB, w: Writer, r: Resource, candidates: re
   const prior = await priorOf(trx, w, r, ids);
   const existed = new Set(prior.keys());
   await upsertRecords(trx, w.shopId, r, good, w.now);
-  await written(trx, w, r, good.map((row) => ({ id: row.remote_id, created: !existed.has(row.remote_id), values: row })), prior);
+  await written(
+    trx,
+    w,
+    r,
+    good.map((row) => ({ id: row.remote_id, created: !existed.has(row.remote_id), values: row })),
+    prior,
+  );
   await announce();
   return errors;
 }
@@ -205,15 +215,31 @@ export async function upsertMany(trx: DB, w: Writer, r: Resource, candidates: re
  * left out and returned by index with their errors; the others are written and announced.
  */
 export async function createMany(trx: DB, w: Writer, r: Resource, rows: readonly Row[]): Promise<Map<number, ErrorDetail[]>> {
-  const errors = await conflicts(trx, w.shopId, r, rows.map((values) => ({ id: null, values })));
+  const errors = await conflicts(
+    trx,
+    w.shopId,
+    r,
+    rows.map((values) => ({ id: null, values })),
+  );
   const good = rows.filter((_, i) => !errors.has(i)).map((values) => ({ ...values, ...generateSecrets(r) }));
   const ids = await insertRecords(trx, w.shopId, r, good, w.now);
-  await written(trx, w, r, ids.map((id, i) => ({ id, created: true, values: good[i]! })));
+  await written(
+    trx,
+    w,
+    r,
+    ids.map((id, i) => ({ id, created: true, values: good[i]! })),
+  );
   if (ids.length > 0) {
     const stored: Row[] = [];
     for (const id of ids) stored.push((await findRecord(trx, w.shopId, r, id))!);
     const records = await recordsJson(trx, w.shopId, r, stored, w.now);
-    await enqueueRecordEvents(trx, w.shopId, r, records.map((record) => ({ created: true, record })), w.now);
+    await enqueueRecordEvents(
+      trx,
+      w.shopId,
+      r,
+      records.map((record) => ({ created: true, record })),
+      w.now,
+    );
   }
   return errors;
 }

@@ -17,8 +17,8 @@ import { addCodes, codePool, redeem, useRedemption, voidRedemption } from './ser
 
 const TAGS = ['Redemptions'];
 
-const IdParams = Type.Object({ id: PathId('The redemption\'s id', 31) });
-const RewardParams = Type.Object({ id: PathId('The reward\'s id', 12) });
+const IdParams = Type.Object({ id: PathId("The redemption's id", 31) });
+const RewardParams = Type.Object({ id: PathId("The reward's id", 12) });
 
 const listSpec = { idColumn: 'redemptions.id', sortable: {}, toJson: (rows: RedemptionRow[]) => rows.map(redemptionJson) };
 
@@ -36,17 +36,18 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
           'In one transaction: the reward must exist and be enabled (422 `reward_disabled`), the customer must be under its `limit_per_customer` ' +
           '(422 `redemption_limit_reached`; voided redemptions count too) and able to afford its `points_price` (422 `insufficient_balance`). ' +
           'A `reward_redemption` points event spends the points, first-expiring lots first, and a code is issued: the next unused code of the ' +
-          'reward\'s uploaded pool (422 `reward_out_of_codes` when every one is issued), or, for a reward that never had a pool, a generated one ' +
+          "reward's uploaded pool (422 `reward_out_of_codes` when every one is issued), or, for a reward that never had a pool, a generated one " +
           '(`code_prefix` and 12 characters, unique in the shop). Sends `redemption.created`.',
         body: RedemptionInput,
         response: {
           201: DataEnvelope(Redemption),
-          ...errorResponses('write', { 422: { name: 'RedemptionRefused', description: 'Unknown reward or customer, disabled reward, limit reached, out of codes, or not enough points' } }, [
-            'reward_disabled',
-            'redemption_limit_reached',
-            'reward_out_of_codes',
-            'insufficient_balance',
-          ]),
+          ...errorResponses(
+            'write',
+            {
+              422: { name: 'RedemptionRefused', description: 'Unknown reward or customer, disabled reward, limit reached, out of codes, or not enough points' },
+            },
+            ['reward_disabled', 'redemption_limit_reached', 'reward_out_of_codes', 'insufficient_balance'],
+          ),
         },
       },
     },
@@ -65,7 +66,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
       schema: {
         tags: TAGS,
         summary: 'List redemptions',
-        description: 'The shop\'s redemptions, newest last, with cursor or offset pagination; `customer_identifier` narrows to one customer.',
+        description: "The shop's redemptions, newest last, with cursor or offset pagination; `customer_identifier` narrows to one customer.",
         querystring: ListQuery([], CUSTOMER_FILTER),
         response: { 200: ListEnvelope(Redemption), ...errorResponses('list') },
       },
@@ -104,7 +105,8 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     singular: 'redemption',
     tags: TAGS,
     summary: 'Mark a redemption as used',
-    description: 'Records that the platform consumed the code. Only an issued redemption whose code has not expired can be marked as used (409 `redemption_not_usable`).',
+    description:
+      'Records that the platform consumed the code. Only an issued redemption whose code has not expired can be marked as used (409 `redemption_not_usable`).',
     record: Redemption,
     codes: ['redemption_not_usable'],
     conflict: { name: 'RedemptionNotUsable', description: 'Not issued or its code expired' },
@@ -117,7 +119,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     summary: 'Void a redemption',
     description:
       'Gives the points back exactly: a `reversal` event returns them into the very lots they came from, with their original expiry. ' +
-      'The code is not returned to the pool and the redemption still counts towards the reward\'s limit per customer. ' +
+      "The code is not returned to the pool and the redemption still counts towards the reward's limit per customer. " +
       'Only an issued redemption can be voided (409 `redemption_not_voidable`). Sends `redemption.voided`.',
     record: Redemption,
     codes: ['redemption_not_voidable'],
@@ -128,7 +130,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
   registerCustomerList(app, {
     path: 'redemptions',
     tags: TAGS,
-    summary: 'List a customer\'s redemptions',
+    summary: "List a customer's redemptions",
     querystring: ListQuery([]),
     item: Redemption,
     page: (request, customerRemoteId) => paginate(request.db, request, redemptionsQuery(request.db, request.shop.id, { customerRemoteId }), listSpec),
@@ -139,7 +141,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     {
       schema: {
         tags: ['Rewards'],
-        summary: 'Add codes to a reward\'s pool',
+        summary: "Add codes to a reward's pool",
         description:
           `Adds 1 to ${MAX_CODES_PER_REQUEST} codes, all or nothing; a code given twice, or already held in the shop (in any pool, or issued), ` +
           'refuses the request (422, each clash listed). Redemptions of the reward then issue these codes, oldest upload first, each at most once.',
@@ -163,7 +165,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     {
       schema: {
         tags: ['Rewards'],
-        summary: 'Count a reward\'s codes',
+        summary: "Count a reward's codes",
         description: 'How many uploaded codes are left, and how many were issued.',
         params: RewardParams,
         response: { 200: DataEnvelope(CodePool), ...errorResponses('read', { 404: notFoundError('reward') }) },

@@ -13,7 +13,7 @@ export const RedemptionInput = Type.Object(
     customer_identifier: Type.String({
       minLength: 1,
       maxLength: 254,
-      description: 'The customer\'s remote_id or e-mail address (case-insensitive)',
+      description: "The customer's remote_id or e-mail address (case-insensitive)",
       examples: ['7012345678', 'ada@example.com'],
     }),
   },
@@ -33,7 +33,7 @@ export const Redemption = Type.Object(
     reward: Type.Object(
       {
         id: Type.Integer({ examples: [12] }),
-        name: Type.String({ description: 'The reward\'s name when it was redeemed', examples: ['5 € off your next order'] }),
+        name: Type.String({ description: "The reward's name when it was redeemed", examples: ['5 € off your next order'] }),
       },
       { description: 'The reward redeemed' },
     ),
@@ -44,17 +44,18 @@ export const Redemption = Type.Object(
       },
       { description: 'The customer who redeemed it' },
     ),
-    points_spent: Type.Integer({ description: 'The reward\'s points_price when it was redeemed', examples: [500] }),
+    points_spent: Type.Integer({ description: "The reward's points_price when it was redeemed", examples: [500] }),
     code: Type.String({
-      description: 'The code the customer uses at checkout: the next unused code of the reward\'s pool, or else generated (code_prefix and 12 characters)',
+      description: "The code the customer uses at checkout: the next unused code of the reward's pool, or else generated (code_prefix and 12 characters)",
       examples: ['SUMMER-7KQ2M9XH4RTC'],
     }),
     status: Type.Enum([...REDEMPTION_STATUSES], {
-      description: 'issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use); voided: the points were given back (POST /redemptions/{id}/void)',
+      description:
+        'issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use); voided: the points were given back (POST /redemptions/{id}/void)',
       examples: ['issued'],
     }),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'When the code stops being usable (the reward\'s code_valid_days after the redemption); null for never',
+      description: "When the code stops being usable (the reward's code_valid_days after the redemption); null for never",
       examples: ['2026-02-14T12:00:00Z'],
     }),
     points_event_id: Type.Integer({ description: 'The reward_redemption points event that spent the points', examples: [4990] }),
@@ -85,7 +86,7 @@ export const CodesInput = Type.Object(
       },
     ),
   },
-  { additionalProperties: false, description: 'Codes to add to a reward\'s pool', examples: [{ codes: ['SUMMER-AAAA-0001', 'SUMMER-AAAA-0002'] }] },
+  { additionalProperties: false, description: "Codes to add to a reward's pool", examples: [{ codes: ['SUMMER-AAAA-0001', 'SUMMER-AAAA-0002'] }] },
 );
 export type CodesInput = Static<typeof CodesInput>;
 
@@ -99,7 +100,8 @@ export const CodePool = Type.Object(
   {
     $id: 'RewardCodePool',
     title: 'RewardCodePool',
-    description: 'A reward\'s pool of uploaded codes. While it has never had a code, redemptions get generated codes; once it has, an empty pool refuses them (reward_out_of_codes).',
+    description:
+      "A reward's pool of uploaded codes. While it has never had a code, redemptions get generated codes; once it has, an empty pool refuses them (reward_out_of_codes).",
   },
 );
 export type CodePool = Static<typeof CodePool>;

@@ -60,7 +60,8 @@ async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redempti
     // From the last code this process issued for the reward first: on PostgreSQL the index
     // entries of the codes issued before it stay until vacuum, and every claim would step over them.
     const from = hints.get(key) ?? 0;
-    const claim = (after: number) => sql<{ id: number; code: string }>`update reward_codes set redemption_id = ${redemptionId}
+    const claim = (after: number) =>
+      sql<{ id: number; code: string }>`update reward_codes set redemption_id = ${redemptionId}
       where shop_id = ${shopId} and id = (select id from reward_codes where shop_id = ${shopId} and reward_id = ${rewardId} and redemption_id is null
         and id >= ${after} order by redemption_id, id limit 1 ${skipLocked})
       returning id, code`.execute(trx);
@@ -72,7 +73,8 @@ async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redempti
     }
     const pool = trx.selectFrom('reward_codes').select('id').where('shop_id', '=', shopId).where('reward_id', '=', rewardId);
     const claimed = await pool.where('redemption_id', 'is', null).orderBy('redemption_id').orderBy('id').limit(1).executeTakeFirst();
-    if (claimed === undefined) throw new AppError('reward_out_of_codes', `Reward ${rewardId} has no unused codes left; upload more with POST /rewards/${rewardId}/codes`);
+    if (claimed === undefined)
+      throw new AppError('reward_out_of_codes', `Reward ${rewardId} has no unused codes left; upload more with POST /rewards/${rewardId}/codes`);
     // Every unused code is claimed by a racing redemption: wait for one to end, then look again.
     await lockedRows(trx, pool.where('id', '=', claimed.id)).execute();
   }
@@ -99,7 +101,11 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
   const missing: ErrorDetail[] = [];
   if (reward === undefined) missing.push({ param: 'reward_id', code: 'reward_not_found', message: `No reward with id ${input.rewardId}` });
   if (customer === undefined) {
-    missing.push({ param: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id or e-mail ${JSON.stringify(input.customerIdentifier)}` });
+    missing.push({
+      param: 'customer_identifier',
+      code: 'customer_not_found',
+      message: `No customer with remote_id or e-mail ${JSON.stringify(input.customerIdentifier)}`,
+    });
   }
   if (reward === undefined || customer === undefined) throw validationError(missing);
   const rewardId = Number(reward.id);
@@ -122,13 +128,23 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
       .executeTakeFirstOrThrow();
     const limit = Number(reward.limit_per_customer);
     if (Number(n) >= limit) {
-      throw new AppError('redemption_limit_reached', `The customer has redeemed reward ${rewardId} ${Number(n)} time${Number(n) === 1 ? '' : 's'}, its limit per customer`);
+      throw new AppError(
+        'redemption_limit_reached',
+        `The customer has redeemed reward ${rewardId} ${Number(n)} time${Number(n) === 1 ? '' : 's'}, its limit per customer`,
+      );
     }
   }
   const poolCode = Number(reward.has_code_pool) === 1 ? await claimPoolCode(trx, shopId, rewardId, id!) : null;
 
   const price = Number(reward.points_price);
-  const entry = { source: REDEMPTION_SOURCE, points: -price, internalNote: `Redemption ${id} of reward ${rewardId}`, externalNote: reward.name, appliedAt: now, redemptionId: id };
+  const entry = {
+    source: REDEMPTION_SOURCE,
+    points: -price,
+    internalNote: `Redemption ${id} of reward ${rewardId}`,
+    externalNote: reward.name,
+    appliedAt: now,
+    redemptionId: id,
+  };
   const posted = await postWithEffects(trx, shopId, [posting({ remoteId, email: customer.email }, entry)], now, { locked });
   if (posted.failures.length > 0) {
     const available = posted.balances.get(remoteId)?.points ?? 0;
@@ -176,7 +192,8 @@ async function lockRedemption(trx: DB, shopId: number, id: number): Promise<Rede
 /** Marks an issued, unexpired redemption used (the platform consumed its code). */
 export async function useRedemption(trx: DB, shopId: number, id: number, now: number): Promise<Redemption> {
   const row = await lockRedemption(trx, shopId, id);
-  if (row.status !== 'issued') throw new AppError('redemption_not_usable', `Redemption ${row.id} was ${row.status}; only an issued redemption can be marked used`);
+  if (row.status !== 'issued')
+    throw new AppError('redemption_not_usable', `Redemption ${row.id} was ${row.status}; only an issued redemption can be marked used`);
   if (row.expires_at !== null && Number(row.expires_at) <= now) {
     throw new AppError('redemption_not_usable', `Redemption ${row.id}'s code expired at ${redemptionJson(row).expires_at}; it cannot be marked used`);
   }
@@ -239,7 +256,11 @@ export async function addCodes(trx: DB, shopId: number, rewardId: number, codes:
   codes.forEach((code, index) => {
     const earlier = first.get(code);
     if (earlier === undefined) first.set(code, index);
-    else clashes.push({ index, detail: { param: `codes[${index}]`, code: 'duplicate', message: `${JSON.stringify(code)} is given twice (also codes[${earlier}])` } });
+    else
+      clashes.push({
+        index,
+        detail: { param: `codes[${index}]`, code: 'duplicate', message: `${JSON.stringify(code)} is given twice (also codes[${earlier}])` },
+      });
   });
   const unique = [...first.keys()];
   for (let i = 0; i < unique.length; i += LOOKUP_CHUNK) {
@@ -263,7 +284,8 @@ export async function addCodes(trx: DB, shopId: number, rewardId: number, codes:
     await insertRows(trx, 'reward_codes', rows);
   } catch (error) {
     // A racing upload added one of these codes since they were looked up.
-    if (isUniqueViolation(error)) throw validationError([{ param: 'codes', code: 'code_taken', message: 'A racing request added one of these codes; none was added' }], 'code');
+    if (isUniqueViolation(error))
+      throw validationError([{ param: 'codes', code: 'code_taken', message: 'A racing request added one of these codes; none was added' }], 'code');
     throw error;
   }
   return { ...(await codePool(trx, shopId, id)), added: codes.length };

@@ -20,15 +20,32 @@ const REFERRER = 'referrer_remote_id';
 const ReferralInput = Type.Object(
   {
     referrer_remote_id: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The referring customer\'s remote_id (or give customer_identifier, or referral_code)', examples: [7012345678] }),
+      Type.Integer({
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: "The referring customer's remote_id (or give customer_identifier, or referral_code)",
+        examples: [7012345678],
+      }),
     ),
     customer_identifier: Type.Optional(identifierSchema(REFERRER, referrals.fields[REFERRER]!)),
-    referral_code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The referring customer\'s referral_code (or give referrer_remote_id or customer_identifier)', examples: ['K7QM2XH4RTCP'] })),
-    referred_email: Type.String({ minLength: 1, maxLength: 254, format: 'email', description: 'E-mail address of the invited friend', examples: ['grace@example.com'] }),
+    referral_code: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "The referring customer's referral_code (or give referrer_remote_id or customer_identifier)",
+        examples: ['K7QM2XH4RTCP'],
+      }),
+    ),
+    referred_email: Type.String({
+      minLength: 1,
+      maxLength: 254,
+      format: 'email',
+      description: 'E-mail address of the invited friend',
+      examples: ['grace@example.com'],
+    }),
   },
   { additionalProperties: false, examples: [{ referral_code: 'K7QM2XH4RTCP', referred_email: 'grace@example.com' }] },
 );
-
 
 /** POST /referrals, and completing or cancelling one (reads are the generic record routes). */
 export function registerReferralRoutes(server: FastifyInstance): void {
@@ -44,9 +61,9 @@ export function registerReferralRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: 'Create a referral',
         description:
-          'A customer, named by `referrer_remote_id`, `customer_identifier` (remote_id or e-mail) or `referral_code`, refers a friend\'s e-mail. Refused when the friend is the referrer (422 `self_referral`: ' +
+          "A customer, named by `referrer_remote_id`, `customer_identifier` (remote_id or e-mail) or `referral_code`, refers a friend's e-mail. Refused when the friend is the referrer (422 `self_referral`: " +
           'e-mails compared case-insensitively, dots and +tags of Gmail addresses ignored), the friend already has a paid order (422 `already_customer`), ' +
-          'or the e-mail already has a pending or completed referral (422 `already_referred`). The referral completes on the friend\'s first paid order.',
+          "or the e-mail already has a pending or completed referral (422 `already_referred`). The referral completes on the friend's first paid order.",
         body: ReferralInput,
         response: {
           201: DataEnvelope(Referral),
@@ -79,7 +96,12 @@ export function registerReferralRoutes(server: FastifyInstance): void {
         throw validationError(errors.sort((a, b) => a.param.localeCompare(b.param)));
       }
       return runWrite(request, reply, async (trx) => {
-        const data = await createReferral(trx, request.shop.id, { referrerRemoteId: resolved.bodies[0]![REFERRER] as number | undefined, referralCode: referral_code, referredEmail: referred_email! }, app.clock());
+        const data = await createReferral(
+          trx,
+          request.shop.id,
+          { referrerRemoteId: resolved.bodies[0]![REFERRER] as number | undefined, referralCode: referral_code, referredEmail: referred_email! },
+          app.clock(),
+        );
         return { status: 201, body: { data } };
       });
     },
@@ -91,7 +113,7 @@ export function registerReferralRoutes(server: FastifyInstance): void {
     tags: TAGS,
     summary: 'Complete a referral',
     description:
-      'Completes a pending referral by hand (the friend\'s first paid order does it by itself): the referral earning rules reward the referrer and, ' +
+      "Completes a pending referral by hand (the friend's first paid order does it by itself): the referral earning rules reward the referrer and, " +
       'when the friend is a customer, the friend; sends `referral.completed`. Only a pending referral can be completed (409 `referral_not_pending`).',
     record: Referral,
     codes: ['referral_not_pending'],

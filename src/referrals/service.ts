@@ -28,32 +28,56 @@ const shown = async (trx: DB, shopId: number, row: Row, now: number) => (await r
 export async function createReferral(trx: DB, shopId: number, input: ReferralInput, now: number): Promise<Row> {
   let referrer: { remote_id: number; email: string | null } | undefined;
   if (input.referralCode !== undefined) {
-    referrer = await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('referral_code', '=', input.referralCode.toUpperCase()).executeTakeFirst();
-    if (referrer === undefined) throw validationError([{ param: 'referral_code', code: 'referral_code_not_found', message: 'No customer of this shop has this referral_code' }]);
+    referrer = await trx
+      .selectFrom('customers')
+      .select(['remote_id', 'email'])
+      .where('shop_id', '=', shopId)
+      .where('referral_code', '=', input.referralCode.toUpperCase())
+      .executeTakeFirst();
+    if (referrer === undefined)
+      throw validationError([{ param: 'referral_code', code: 'referral_code_not_found', message: 'No customer of this shop has this referral_code' }]);
   } else {
-    referrer = await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', '=', input.referrerRemoteId!).executeTakeFirst();
-    if (referrer === undefined) throw validationError([{ param: 'referrer_remote_id', code: 'customer_not_found', message: 'No customer of this shop has this remote_id' }]);
+    referrer = await trx
+      .selectFrom('customers')
+      .select(['remote_id', 'email'])
+      .where('shop_id', '=', shopId)
+      .where('remote_id', '=', input.referrerRemoteId!)
+      .executeTakeFirst();
+    if (referrer === undefined)
+      throw validationError([{ param: 'referrer_remote_id', code: 'customer_not_found', message: 'No customer of this shop has this remote_id' }]);
   }
   const key = emailKey(input.referredEmail);
   if (referrer.email !== null && emailKey(referrer.email) === key) {
-    throw new AppError('self_referral', 'The friend\'s e-mail is the referrer\'s own; a customer cannot refer themselves', {
-      details: [{ param: 'referred_email', code: 'self_referral', message: 'referred_email is the referrer\'s own address' }],
+    throw new AppError('self_referral', "The friend's e-mail is the referrer's own; a customer cannot refer themselves", {
+      details: [{ param: 'referred_email', code: 'self_referral', message: "referred_email is the referrer's own address" }],
     });
   }
   // Racing referrals of one friend see each other.
   await transactionLock(trx, `referral:${shopId}:${key}`);
   const { rows: paid } = await sql`select 1 from customers c join orders o on o.shop_id = c.shop_id and o.customer_remote_id = c.remote_id
-    where c.shop_id = ${shopId} and lower(c.email) = ${input.referredEmail.trim().toLowerCase()} and o.financial_status in ('paid', 'partially_refunded', 'refunded') limit 1`.execute(trx);
+    where c.shop_id = ${shopId} and lower(c.email) = ${input.referredEmail.trim().toLowerCase()} and o.financial_status in ('paid', 'partially_refunded', 'refunded') limit 1`.execute(
+    trx,
+  );
   if (paid.length > 0) {
     throw new AppError('already_customer', `${input.referredEmail} already has a paid order; only new customers can be referred`, {
       details: [{ param: 'referred_email', code: 'already_customer', message: 'The friend already has a paid order' }],
     });
   }
-  const open = await trx.selectFrom('referrals').select('id').where('shop_id', '=', shopId).where('referred_email_key', '=', key).where('status', 'in', ['pending', 'completed']).executeTakeFirst();
+  const open = await trx
+    .selectFrom('referrals')
+    .select('id')
+    .where('shop_id', '=', shopId)
+    .where('referred_email_key', '=', key)
+    .where('status', 'in', ['pending', 'completed'])
+    .executeTakeFirst();
   if (open !== undefined) {
-    throw new AppError('already_referred', `${input.referredEmail} already has a pending or completed referral (${Number(open.id)}); a friend is referred once`, {
-      details: [{ param: 'referred_email', code: 'already_referred', message: 'This e-mail already has a pending or completed referral' }],
-    });
+    throw new AppError(
+      'already_referred',
+      `${input.referredEmail} already has a pending or completed referral (${Number(open.id)}); a friend is referred once`,
+      {
+        details: [{ param: 'referred_email', code: 'already_referred', message: 'This e-mail already has a pending or completed referral' }],
+      },
+    );
   }
   const [id] = await insertRecords(
     trx,
@@ -91,15 +115,29 @@ function notPending(row: Row, verb: string): AppError {
  * Completes pending referrals: the referral rules reward the referrer and, when they are a
  * customer, the friend; referral.completed is sent. `friends` maps each referral to its friend.
  */
-async function complete(trx: DB, shopId: number, rows: readonly Row[], friends: ReadonlyMap<number, { remoteId: number; email: string | null } | null>, now: number): Promise<Row[]> {
+async function complete(
+  trx: DB,
+  shopId: number,
+  rows: readonly Row[],
+  friends: ReadonlyMap<number, { remoteId: number; email: string | null } | null>,
+  now: number,
+): Promise<Row[]> {
   if (rows.length === 0) return [];
   const shop = (await getShop(trx, shopId))!;
   const [toReferrer, toFriend] = [await enabledRule(trx, shopId, 'referral_referrer'), await enabledRule(trx, shopId, 'referral_friend')];
   const referrerEmails = new Map(
-    (await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where('remote_id', 'in', rows.map((r) => Number(r.referrer_remote_id))).execute()).map((c) => [
-      Number(c.remote_id),
-      c.email,
-    ]),
+    (
+      await trx
+        .selectFrom('customers')
+        .select(['remote_id', 'email'])
+        .where('shop_id', '=', shopId)
+        .where(
+          'remote_id',
+          'in',
+          rows.map((r) => Number(r.referrer_remote_id)),
+        )
+        .execute()
+    ).map((c) => [Number(c.remote_id), c.email]),
   );
   const postings: Posting[] = [];
   const expiresAt = defaultExpiry(shop, now);
@@ -107,7 +145,13 @@ async function complete(trx: DB, shopId: number, rows: readonly Row[], friends: 
     const id = Number(row.id);
     const referrer = Number(row.referrer_remote_id);
     if (toReferrer && referrerEmails.has(referrer)) {
-      const grant = ruleGrant(toReferrer, { remoteId: referrer, email: referrerEmails.get(referrer) ?? null }, now, expiresAt, `Referral ${id}: referred a friend`);
+      const grant = ruleGrant(
+        toReferrer,
+        { remoteId: referrer, email: referrerEmails.get(referrer) ?? null },
+        now,
+        expiresAt,
+        `Referral ${id}: referred a friend`,
+      );
       if (grant) postings.push(grant);
     }
     const friend = friends.get(id);
@@ -130,7 +174,12 @@ async function complete(trx: DB, shopId: number, rows: readonly Row[], friends: 
 
 /** The customer an e-mail key belongs to, when the shop has one. */
 async function customerByKey(trx: DB, shopId: number, email: string): Promise<{ remoteId: number; email: string | null } | null> {
-  const row = await trx.selectFrom('customers').select(['remote_id', 'email']).where('shop_id', '=', shopId).where(sql`lower(email)`, '=', email.trim().toLowerCase()).executeTakeFirst();
+  const row = await trx
+    .selectFrom('customers')
+    .select(['remote_id', 'email'])
+    .where('shop_id', '=', shopId)
+    .where(sql`lower(email)`, '=', email.trim().toLowerCase())
+    .executeTakeFirst();
   return row === undefined ? null : { remoteId: Number(row.remote_id), email: row.email };
 }
 
@@ -152,12 +201,23 @@ export async function cancelReferral(trx: DB, shopId: number, id: number, now: n
 }
 
 /** Completes the pending referrals of customers whose first paid order just earned. */
-export async function completeReferralsOf(trx: DB, shopId: number, customers: readonly { remoteId: number; email: string | null }[], now: number): Promise<void> {
+export async function completeReferralsOf(
+  trx: DB,
+  shopId: number,
+  customers: readonly { remoteId: number; email: string | null }[],
+  now: number,
+): Promise<void> {
   const byKey = new Map(customers.filter((c) => c.email !== null).map((c) => [emailKey(c.email!), c]));
   if (byKey.size === 0) return;
   const rows = await lockedRows(
     trx,
-    trx.selectFrom('referrals').selectAll().where('shop_id', '=', shopId).where('referred_email_key', 'in', [...byKey.keys()]).where('status', '=', 'pending').orderBy('id'),
+    trx
+      .selectFrom('referrals')
+      .selectAll()
+      .where('shop_id', '=', shopId)
+      .where('referred_email_key', 'in', [...byKey.keys()])
+      .where('status', '=', 'pending')
+      .orderBy('id'),
   ).execute();
   const friends = new Map(rows.map((row) => [Number(row.id), byKey.get(String(row.referred_email_key))!]));
   await complete(trx, shopId, rows as unknown as Row[], friends, now);

@@ -26,9 +26,15 @@ export function exportColumns(record: TSchema): string[] {
 }
 
 /** Every record of the list, in ID order: one query of EXPORT_PAGE rows at a time. */
-export async function* exportRecords(db: DB, source: ExportSource, shopId: number, query: Awaited<ReturnType<ExportSource['query']>>, now: number): AsyncGenerator<object> {
+export async function* exportRecords(
+  db: DB,
+  source: ExportSource,
+  shopId: number,
+  query: Awaited<ReturnType<ExportSource['query']>>,
+  now: number,
+): AsyncGenerator<object> {
   const idKey = source.idColumn.slice(source.idColumn.lastIndexOf('.') + 1);
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const rows = await query.where(sql.ref(source.idColumn), '>', after).orderBy(sql.ref(source.idColumn)).limit(EXPORT_PAGE).execute();
     if (rows.length === 0) return;
     yield* await source.toJson(db, shopId, rows, now);

@@ -12,7 +12,9 @@ import { EXPORT_NAMES, EXPORTS, type ExportName } from './export-sources.js';
 const ExportParams = Type.Object({ list: Type.String({ description: EXPORT_NAMES.join(', ') }) });
 
 /** Every list's filters: a request may use its own list's only. */
-const ExportQuery = Type.Object(Object.fromEntries(EXPORT_NAMES.flatMap((name) => Object.entries(EXPORTS[name].filters).map(([param, schema]) => [param, Type.Optional(schema)]))));
+const ExportQuery = Type.Object(
+  Object.fromEntries(EXPORT_NAMES.flatMap((name) => Object.entries(EXPORTS[name].filters).map(([param, schema]) => [param, Type.Optional(schema)]))),
+);
 
 export function registerExportRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -22,7 +24,8 @@ export function registerExportRoutes(server: FastifyInstance): void {
       schema: {
         tags: ['Reports'],
         summary: 'Export a list as CSV',
-        description: 'The whole list, with its list endpoint\'s filters, streamed: RFC 4180, a header row, `customer.email` for nested fields; text beginning with =+-@, tab or CR gets a \' first.',
+        description:
+          "The whole list, with its list endpoint's filters, streamed: RFC 4180, a header row, `customer.email` for nested fields; text beginning with =+-@, tab or CR gets a ' first.",
         params: ExportParams,
         querystring: ExportQuery,
         response: {

@@ -70,7 +70,9 @@ export async function pointsReport(db: DB, shopId: number, from: number, to: num
     .orderBy('day')
     .execute();
   // Where the range ends: the shop's totals less what the days after it changed.
-  const { rows: [after] } = await sql<Record<string, number>>`select t.points, t.credits, t.pending, a.* from
+  const {
+    rows: [after],
+  } = await sql<Record<string, number>>`select t.points, t.credits, t.pending, a.* from
       (select coalesce(sum(points_outstanding), 0) as points, coalesce(sum(credits_outstanding), 0) as credits, coalesce(sum(points_pending), 0) as pending
         from ledger_totals where shop_id = ${shopId}) t,
       (select ${sumsOf(FLOW_COLUMNS)} from ledger_days where shop_id = ${shopId} and day > ${to}) a`.execute(db);

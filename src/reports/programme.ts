@@ -55,7 +55,9 @@ export async function programmeReport(db: DB, shopId: number, now: number): Prom
     .where('d.day', '>=', since)
     .groupBy(['r.id', 'r.name'])
     .execute();
-  const ranked = redeemed.map((r) => ({ reward: { id: Number(r.id), name: r.name }, redemptions: Number(r.n) })).sort((a, b) => b.redemptions - a.redemptions || a.reward.id - b.reward.id);
+  const ranked = redeemed
+    .map((r) => ({ reward: { id: Number(r.id), name: r.name }, redemptions: Number(r.n) }))
+    .sort((a, b) => b.redemptions - a.redemptions || a.reward.id - b.reward.id);
   // Deleted rewards' redemptions still count in the total.
   const { n: total } = (await db
     .selectFrom('reward_redemption_days')

@@ -35,7 +35,8 @@ export const PointsReportPeriod = Type.Object(
   {
     $id: 'PointsReportPeriod',
     title: 'Points report period',
-    description: 'Local days, inclusive. Flows: signed sums of each kind of event (docs/reports.md); outstanding_end = outstanding_start + earned − the others.',
+    description:
+      'Local days, inclusive. Flows: signed sums of each kind of event (docs/reports.md); outstanding_end = outstanding_start + earned − the others.',
   },
 );
 
@@ -47,7 +48,11 @@ function reportRange(params: URLSearchParams): { from: number; to: number; inter
     const text = read[name];
     const value = typeof text === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(text) ? dateDay(text) : NaN;
     if (!Number.isInteger(value) || new Date(value * 86_400_000).toISOString().slice(0, 10) !== text) {
-      errors.push({ param: name, code: text === undefined ? 'missing' : 'invalid_value', message: `${name} must be a date YYYY-MM-DD${text === undefined ? '' : `, got ${JSON.stringify(text)}`}` });
+      errors.push({
+        param: name,
+        code: text === undefined ? 'missing' : 'invalid_value',
+        message: `${name} must be a date YYYY-MM-DD${text === undefined ? '' : `, got ${JSON.stringify(text)}`}`,
+      });
     }
     return value;
   };
@@ -73,7 +78,7 @@ export function registerReportRoutes(server: FastifyInstance): void {
       schema: {
         tags: TAGS,
         summary: 'Points and credits per period',
-        description: 'Per local day, week (from Monday) or month of the shop\'s timezone: at most 366, 106 or 120 periods.',
+        description: "Per local day, week (from Monday) or month of the shop's timezone: at most 366, 106 or 120 periods.",
         querystring: PointsReportQuery,
         response: { 200: Type.Object({ data: Type.Array(PointsReportPeriod) }), ...errorResponses('list') },
       },

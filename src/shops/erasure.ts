@@ -141,7 +141,8 @@ export async function eraseShop(db: DB, shopId: number, options: ErasureOptions 
       }
     }
     if (found === 0) break;
-    if (pass === MAX_PASSES) throw new Error(`shop ${shopId} still had rows after ${MAX_PASSES} passes: something keeps writing to it; run the erasure again once it stops`);
+    if (pass === MAX_PASSES)
+      throw new Error(`shop ${shopId} still had rows after ${MAX_PASSES} passes: something keeps writing to it; run the erasure again once it stops`);
   }
 
   deleted.shops = await transaction(db, async (trx) => Number((await trx.deleteFrom('shops').where('id', '=', shopId).executeTakeFirst()).numDeletedRows));

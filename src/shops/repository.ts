@@ -66,7 +66,11 @@ export async function createShop(db: DB, settings: ShopSettings & { name: string
     updated_at: now,
   };
   // shops is the one table not led by shop_id; SQLite gives it a rowid id, PostgreSQL an identity.
-  const row = await db.insertInto('shops').values(values as Insertable<ShopsTable>).returningAll().executeTakeFirstOrThrow();
+  const row = await db
+    .insertInto('shops')
+    .values(values as Insertable<ShopsTable>)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   return toShop(row);
 }
 
@@ -86,7 +90,10 @@ export async function listShops(db: DB): Promise<Shop[]> {
 }
 
 export async function countShops(db: DB): Promise<number> {
-  const row = await db.selectFrom('shops').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('shops')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -94,7 +101,13 @@ export async function countShops(db: DB): Promise<number> {
  * `rekeyDays` keys the report's local days anew when the time zone changes (ledger/totals.ts;
  * passed in, since shops/ sits under the ledger).
  */
-export async function updateShop(db: DB, shopId: number, settings: ShopSettings, now: number, rekeyDays: (db: DB, shopId: number) => Promise<void>): Promise<Shop | undefined> {
+export async function updateShop(
+  db: DB,
+  shopId: number,
+  settings: ShopSettings,
+  now: number,
+  rekeyDays: (db: DB, shopId: number) => Promise<void>,
+): Promise<Shop | undefined> {
   const changes: Updateable<ShopsTable> = { updated_at: now };
   if (settings.name !== undefined) changes.name = settings.name;
   if (settings.per_event_expiry !== undefined) changes.per_event_expiry = settings.per_event_expiry ? 1 : 0;
@@ -121,7 +134,16 @@ export async function updateShop(db: DB, shopId: number, settings: ShopSettings,
 export async function createToken(db: DB, shopId: number, name: string, now: number): Promise<{ token: string; row: TokenRow }> {
   const token = generateToken();
   const [id] = await allocateIds(db, shopId, 'api_tokens', 1);
-  const row = { shop_id: shopId, id: id!, name, token_hash: hashToken(token), token_hint: tokenHint(token), created_at: now, last_used_at: null, revoked_at: null };
+  const row = {
+    shop_id: shopId,
+    id: id!,
+    name,
+    token_hash: hashToken(token),
+    token_hint: tokenHint(token),
+    created_at: now,
+    last_used_at: null,
+    revoked_at: null,
+  };
   await db.insertInto('api_tokens').values(row).execute();
   return { token, row: { id: id!, shop_id: shopId, name, hint: row.token_hint, created_at: now, last_used_at: null, revoked_at: null } };
 }
@@ -140,13 +162,7 @@ export async function listTokens(db: DB, shopId: number): Promise<TokenRow[]> {
 export async function revokeToken(db: DB, shopId: number, tokenId: number, now: number): Promise<boolean> {
   const exists = await db.selectFrom('api_tokens').select('id').where('shop_id', '=', shopId).where('id', '=', tokenId).executeTakeFirst();
   if (!exists) return false;
-  await db
-    .updateTable('api_tokens')
-    .set({ revoked_at: now })
-    .where('shop_id', '=', shopId)
-    .where('id', '=', tokenId)
-    .where('revoked_at', 'is', null)
-    .execute();
+  await db.updateTable('api_tokens').set({ revoked_at: now }).where('shop_id', '=', shopId).where('id', '=', tokenId).where('revoked_at', 'is', null).execute();
   shopsChanged();
   return true;
 }
@@ -158,7 +174,11 @@ export async function revokeToken(db: DB, shopId: number, tokenId: number, now: 
 export async function revokeShopTokens(db: DB, shopId: number, now: number): Promise<number | null> {
   await db.updateTable('api_tokens').set({ revoked_at: now }).where('shop_id', '=', shopId).where('revoked_at', 'is', null).execute();
   shopsChanged();
-  const row = await db.selectFrom('api_tokens').select((eb) => eb.fn.max('revoked_at').as('latest')).where('shop_id', '=', shopId).executeTakeFirst();
+  const row = await db
+    .selectFrom('api_tokens')
+    .select((eb) => eb.fn.max('revoked_at').as('latest'))
+    .where('shop_id', '=', shopId)
+    .executeTakeFirst();
   return row?.latest === null || row?.latest === undefined ? null : Number(row.latest);
 }
 

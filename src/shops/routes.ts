@@ -9,14 +9,11 @@ import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow } from './repository.js';
 import { rekeyDays } from '../ledger/totals.js';
 
-const VipTierWindow = Type.Union(
-  [Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])],
-  {
-    description:
-      'VIP tiers are judged by the points earned over the lifetime, this calendar year (UTC), or the last 12 months; a change re-tiers customers in the background',
-    examples: ['lifetime'],
-  },
-);
+const VipTierWindow = Type.Union([Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])], {
+  description:
+    'VIP tiers are judged by the points earned over the lifetime, this calendar year (UTC), or the last 12 months; a change re-tiers customers in the background',
+  examples: ['lifetime'],
+});
 
 export const Shop = Type.Object(
   {
@@ -71,7 +68,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
     {
       schema: {
         tags: ['Shop'],
-        summary: 'Update the shop\'s settings',
+        summary: "Update the shop's settings",
         description:
           'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every ' +
           'customer in the background. A new timezone moves the days of reports.',
@@ -83,7 +80,13 @@ export function registerShopRoutes(server: FastifyInstance): void {
       runWrite(request, reply, async (trx) => {
         const zone = request.body.timezone;
         if (zone !== undefined && !isTimeZone(zone)) {
-          throw validationError([{ param: 'timezone', code: 'invalid_time_zone', message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}` }]);
+          throw validationError([
+            {
+              param: 'timezone',
+              code: 'invalid_time_zone',
+              message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}`,
+            },
+          ]);
         }
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);
         return { status: 200, body: { data: shopJson(shop!) } };

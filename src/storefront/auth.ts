@@ -34,7 +34,10 @@ export interface StorefrontAuth {
 
 /** Every route of the scope requires a customer token, or, with config.publishable, a publishable key. */
 export function registerStorefrontAuth(app: FastifyInstance): StorefrontAuth {
-  const keys = new TokenCache<LiveKey>((pk) => findLiveKey(app.db, pk), () => shopsGeneration() + keysGeneration());
+  const keys = new TokenCache<LiveKey>(
+    (pk) => findLiveKey(app.db, pk),
+    () => shopsGeneration() + keysGeneration(),
+  );
   const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
   const auth: StorefrontAuth = {
     async key(publishableKey, request) {

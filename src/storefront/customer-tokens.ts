@@ -69,7 +69,12 @@ export async function verifyCustomerToken(
 }
 
 /** Signs a customer token as a merchant's backend would (POST …/storefront_tokens, the demo page). */
-export async function signCustomerToken(key: { publishable_key: string; secret: string }, remoteId: number, now: number, ttlSeconds: number): Promise<{ token: string; expiresAt: number }> {
+export async function signCustomerToken(
+  key: { publishable_key: string; secret: string },
+  remoteId: number,
+  now: number,
+  ttlSeconds: number,
+): Promise<{ token: string; expiresAt: number }> {
   const iat = Math.floor(now / 1000);
   const token = await new SignJWT({})
     .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: key.publishable_key })

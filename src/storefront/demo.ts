@@ -21,7 +21,15 @@ export async function demoStorefront(db: DB): Promise<{ key: { publishable_key: 
   const shopId = Number(shop.id);
   const [key, customer] = await Promise.all([
     newestKey(db, shopId),
-    db.selectFrom('customers').select('remote_id').where('shop_id', '=', shopId).where('remote_id', '>', 0).orderBy('points_balance', 'desc').orderBy('remote_id').limit(1).executeTakeFirst(),
+    db
+      .selectFrom('customers')
+      .select('remote_id')
+      .where('shop_id', '=', shopId)
+      .where('remote_id', '>', 0)
+      .orderBy('points_balance', 'desc')
+      .orderBy('remote_id')
+      .limit(1)
+      .executeTakeFirst(),
   ]);
   if (key === undefined || customer === undefined) return undefined;
   return { key, remoteId: Number(customer.remote_id) };

@@ -32,15 +32,21 @@ type After = { key: number; id: number } | null;
  * The next PAGE lots of each kind after its cursor (null: that kind is not read), expiring
  * lots only. The key and the open-lot condition are written as the index has them.
  */
-const nextLots = prepareQuery<{ shopId: number; remoteId: number; pointsKey: number; pointsId: number; creditsKey: number; creditsId: number }, LotRow>((db, p) => {
-  const page = (kind: LotKind, key: number, id: number) => sql`select * from (select kind, id, remaining, coalesce(expires_at, 9007199254740991) as lot_key from points_lots
+const nextLots = prepareQuery<{ shopId: number; remoteId: number; pointsKey: number; pointsId: number; creditsKey: number; creditsId: number }, LotRow>(
+  (db, p) => {
+    const page = (
+      kind: LotKind,
+      key: number,
+      id: number,
+    ) => sql`select * from (select kind, id, remaining, coalesce(expires_at, 9007199254740991) as lot_key from points_lots
     where shop_id = ${p.value('shopId')} and customer_remote_id = ${p.value('remoteId')} and kind = ${kind} and remaining > 0
       and coalesce(expires_at, 9007199254740991) >= ${key} and (coalesce(expires_at, 9007199254740991) > ${key} or id > ${id})
       and coalesce(expires_at, 9007199254740991) < ${NEVER}
     order by coalesce(expires_at, 9007199254740991), id limit ${sql.lit(PAGE)}) ${sql.raw(`${kind}_page`)}`;
-  const both = sql<LotRow>`(${page('points', p.value('pointsKey'), p.value('pointsId'))} union all ${page('credits', p.value('creditsKey'), p.value('creditsId'))})`;
-  return db.selectFrom(both.as('lots')).selectAll();
-});
+    const both = sql<LotRow>`(${page('points', p.value('pointsKey'), p.value('pointsId'))} union all ${page('credits', p.value('creditsKey'), p.value('creditsId'))})`;
+    return db.selectFrom(both.as('lots')).selectAll();
+  },
+);
 
 /** Up to `count` expiry instants after `now`, soonest first, with the points and credits that expire then. */
 export async function upcomingExpiries(db: DB, shopId: number, remoteId: number, now: number, count = 5): Promise<UpcomingExpiry[]> {
@@ -51,7 +57,14 @@ export async function upcomingExpiries(db: DB, shopId: number, remoteId: number,
   let after: Record<LotKind, After> = { points: { key: now, id: NEVER }, credits: { key: now, id: NEVER } };
   while (after.points !== null || after.credits !== null) {
     const cursor = (kind: LotKind) => after[kind] ?? past;
-    const rows = await nextLots(db, { shopId, remoteId, pointsKey: cursor('points').key, pointsId: cursor('points').id, creditsKey: cursor('credits').key, creditsId: cursor('credits').id });
+    const rows = await nextLots(db, {
+      shopId,
+      remoteId,
+      pointsKey: cursor('points').key,
+      pointsId: cursor('points').id,
+      creditsKey: cursor('credits').key,
+      creditsId: cursor('credits').id,
+    });
     const next: Record<LotKind, After> = { points: null, credits: null };
     for (const kind of ['points', 'credits'] as const) {
       if (after[kind] === null) continue;

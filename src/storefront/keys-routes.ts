@@ -17,9 +17,12 @@ import { StorefrontKey, StorefrontKeyCreated, StorefrontKeyInput, StorefrontToke
 // minted for backends that would rather ask than sign.
 
 const TAGS = ['Storefront keys'];
-const IdParams = Type.Object({ id: PathId('The storefront key\'s id', 3) });
+const IdParams = Type.Object({ id: PathId("The storefront key's id", 3) });
 const CustomerParams = Type.Object({
-  customer_identifier: Type.String({ description: 'The customer\'s remote_id, or e-mail address (case-insensitive)', examples: ['7012345678', 'ada@example.com'] }),
+  customer_identifier: Type.String({
+    description: "The customer's remote_id, or e-mail address (case-insensitive)",
+    examples: ['7012345678', 'ada@example.com'],
+  }),
 });
 
 const keyId = (text: string) => pathId(text, 'storefront key');
@@ -40,7 +43,10 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
       },
     },
     async (request, reply) =>
-      runWrite(request, reply, async (trx) => ({ status: 201, body: { data: await createKey(trx, request.shop.id, request.body.allowed_origins, app.clock()) } })),
+      runWrite(request, reply, async (trx) => ({
+        status: 201,
+        body: { data: await createKey(trx, request.shop.id, request.body.allowed_origins, app.clock()) },
+      })),
   );
 
   app.get(
@@ -49,13 +55,16 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
       schema: {
         tags: TAGS,
         summary: 'List storefront keys',
-        description: 'The shop\'s live keys, never their secrets.',
+        description: "The shop's live keys, never their secrets.",
         querystring: ListQuery([]),
         response: { 200: ListEnvelope(StorefrontKey), ...errorResponses('list') },
       },
     },
     async (request) => {
-      const query = request.db.selectFrom('storefront_keys').select(['id', 'publishable_key', 'allowed_origins', 'created_at', 'updated_at']).where('shop_id', '=', request.shop.id);
+      const query = request.db
+        .selectFrom('storefront_keys')
+        .select(['id', 'publishable_key', 'allowed_origins', 'created_at', 'updated_at'])
+        .where('shop_id', '=', request.shop.id);
       return paginate(request.db, request, query, { idColumn: 'id', sortable: {}, toJson: (rows) => rows.map(keyJson) });
     },
   );
@@ -65,7 +74,7 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
     {
       schema: {
         tags: TAGS,
-        summary: 'Change a storefront key\'s allowed origins',
+        summary: "Change a storefront key's allowed origins",
         params: IdParams,
         body: StorefrontKeyInput,
         response: { 200: DataEnvelope(StorefrontKey), ...errorResponses('write', { 404: notFoundError('storefront key') }) },
@@ -74,7 +83,10 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
     async (request, reply) => {
       const { id } = request.params;
       const { allowed_origins } = request.body;
-      return runWrite(request, reply, async (trx) => ({ status: 200, body: { data: await setKeyOrigins(trx, request.shop.id, keyId(id), allowed_origins, app.clock()) } }));
+      return runWrite(request, reply, async (trx) => ({
+        status: 200,
+        body: { data: await setKeyOrigins(trx, request.shop.id, keyId(id), allowed_origins, app.clock()) },
+      }));
     },
   );
 
@@ -106,7 +118,7 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: 'Mint a customer token',
         description:
-          'A customer token signed with the shop\'s newest storefront key, for backends that would rather ask than sign one themselves ' +
+          "A customer token signed with the shop's newest storefront key, for backends that would rather ask than sign one themselves " +
           '(HS256 JWT, `kid` the publishable key, `sub` the remote_id). 422 when the shop has no storefront key.',
         params: CustomerParams,
         body: StorefrontTokenInput,
@@ -120,7 +132,10 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
         const customer = await findCustomer(trx, request.shop.id, customer_identifier);
         if (customer === undefined) throw notFound('customer', customer_identifier);
         const key = await newestKey(trx, request.shop.id);
-        if (key === undefined) throw validationError([{ param: 'storefront_keys', code: 'no_storefront_key', message: 'The shop has no storefront key; create one with POST /storefront_keys' }]);
+        if (key === undefined)
+          throw validationError([
+            { param: 'storefront_keys', code: 'no_storefront_key', message: 'The shop has no storefront key; create one with POST /storefront_keys' },
+          ]);
         const { token, expiresAt } = await signCustomerToken(key, Number(customer.remote_id), app.clock(), ttl);
         return { status: 201, body: { data: { token, expires_at: isoTime(expiresAt) } } };
       });

@@ -55,7 +55,11 @@ export function keysGeneration(): number {
 async function writeOrigins(db: DB, shopId: number, keyId: number, origins: readonly string[]): Promise<void> {
   await db.deleteFrom('storefront_key_origins').where('shop_id', '=', shopId).where('key_id', '=', keyId).execute();
   const unique = [...new Set(origins)];
-  if (unique.length > 0) await db.insertInto('storefront_key_origins').values(unique.map((origin) => ({ shop_id: shopId, key_id: keyId, origin }))).execute();
+  if (unique.length > 0)
+    await db
+      .insertInto('storefront_key_origins')
+      .values(unique.map((origin) => ({ shop_id: shopId, key_id: keyId, origin })))
+      .execute();
 }
 
 /** Creates a key; the secret is in the answer, the only time it is shown. */

@@ -37,7 +37,7 @@ export function registerMeRoutes(server: FastifyInstance): void {
     {
       schema: {
         ...STOREFRONT_ROUTE,
-        summary: 'The shopper\'s account',
+        summary: "The shopper's account",
         description: 'Balances, tier and progress, what expires next and at the next 5 expiry instants, the referral code and birthday.',
         response: { 200: DataEnvelope(Me), ...storefrontErrors('read') },
       },
@@ -50,8 +50,8 @@ export function registerMeRoutes(server: FastifyInstance): void {
     {
       schema: {
         ...STOREFRONT_ROUTE,
-        summary: 'The shopper\'s points history',
-        description: 'The customer\'s points events, with cursor or offset pagination.',
+        summary: "The shopper's points history",
+        description: "The customer's points events, with cursor or offset pagination.",
         querystring: ListQuery([]),
         response: { 200: ListEnvelope(MePointsEvent), ...storefrontErrors('list') },
       },
@@ -71,12 +71,16 @@ export function registerMeRoutes(server: FastifyInstance): void {
     {
       schema: {
         ...STOREFRONT_ROUTE,
-        summary: 'Set the shopper\'s birthday',
-        description: 'Sets the birthday while it is unset; once set, 409 `birthday_already_set` (the merchant can still change it with PUT /customers/{remote_id}).',
+        summary: "Set the shopper's birthday",
+        description:
+          'Sets the birthday while it is unset; once set, 409 `birthday_already_set` (the merchant can still change it with PUT /customers/{remote_id}).',
         body: BirthdayInput,
-        response: { 200: DataEnvelope(Me), ...storefrontErrors('write', ['birthday_already_set'], {
-          409: { name: 'BirthdayAlreadySet', description: 'The birthday is already set, or a request with this Idempotency-Key is still running' },
-        }) },
+        response: {
+          200: DataEnvelope(Me),
+          ...storefrontErrors('write', ['birthday_already_set'], {
+            409: { name: 'BirthdayAlreadySet', description: 'The birthday is already set, or a request with this Idempotency-Key is still running' },
+          }),
+        },
       },
     },
     async (request, reply) => {

@@ -40,11 +40,7 @@ export function registerPanelRoutes(app: FastifyInstance): void {
   app.get('/storefront/loyalty.js', { schema: { hide: true } }, async (_request, reply) => {
     bundle ??= fs.existsSync(PANEL_BUNDLE) ? fs.readFileSync(PANEL_BUNDLE) : undefined;
     if (bundle === undefined) throw notFound('file', '/storefront/loyalty.js (run npm run build)');
-    return reply
-      .type('text/javascript; charset=utf-8')
-      .header('cache-control', 'public, max-age=300')
-      .header('access-control-allow-origin', '*')
-      .send(bundle);
+    return reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').send(bundle);
   });
 
   app.get('/storefront/demo', { schema: { hide: true } }, async (_request, reply) => {

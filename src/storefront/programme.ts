@@ -22,7 +22,14 @@ async function programmeOf(db: DB, shop: { id: number; name: string }): Promise<
       .where('enabled', '=', 1)
       .orderBy('kind')
       .execute(),
-    db.selectFrom('rewards').select(['id', 'name', 'kind', 'value', 'points_price']).where('shop_id', '=', shop.id).where('enabled', '=', 1).orderBy('points_price').orderBy('id').execute(),
+    db
+      .selectFrom('rewards')
+      .select(['id', 'name', 'kind', 'value', 'points_price'])
+      .where('shop_id', '=', shop.id)
+      .where('enabled', '=', 1)
+      .orderBy('points_price')
+      .orderBy('id')
+      .execute(),
     tiersOf(db, shop.id),
   ]);
   return {
@@ -50,7 +57,7 @@ export function registerProgrammeRoute(server: FastifyInstance): void {
       schema: {
         tags: [STOREFRONT_TAG],
         security: [{ publishableKey: [] }],
-        summary: 'The shop\'s public programme',
+        summary: "The shop's public programme",
         description:
           'Takes the `X-Publishable-Key` header and no customer: the enabled earning rules, the enabled rewards and the VIP tiers. ' +
           'Cacheable: `ETag` (answers 304 to a matching `If-None-Match`) and `Cache-Control: public, max-age=60`.',

@@ -17,13 +17,21 @@ const Origin = Type.String({
 export const MAX_ORIGINS = 50;
 
 export const StorefrontKeyInput = Type.Object(
-  { allowed_origins: Type.Array(Origin, { maxItems: MAX_ORIGINS, description: 'Origins whose pages may call the storefront API with this key (CORS); empty for none' }) },
+  {
+    allowed_origins: Type.Array(Origin, {
+      maxItems: MAX_ORIGINS,
+      description: 'Origins whose pages may call the storefront API with this key (CORS); empty for none',
+    }),
+  },
   { additionalProperties: false, title: 'StorefrontKeyInput' },
 );
 
 const keyFields = {
   id: Type.Integer({ examples: [3] }),
-  publishable_key: Type.String({ description: 'Public: the `kid` of customer tokens, and the `X-Publishable-Key` of GET /programme', examples: ['pk_Yq3nF0c2kT7mZpW1xR4s'] }),
+  publishable_key: Type.String({
+    description: 'Public: the `kid` of customer tokens, and the `X-Publishable-Key` of GET /programme',
+    examples: ['pk_Yq3nF0c2kT7mZpW1xR4s'],
+  }),
   allowed_origins: Type.Array(Type.String(), { examples: [['https://shop.example']] }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
@@ -43,7 +51,11 @@ export const StorefrontKeyCreated = Type.Object(
 );
 
 export const StorefrontTokenInput = Type.Object(
-  { ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, default: 3600, description: 'Lifetime of the token (default 3600)', examples: [3600] })) },
+  {
+    ttl_seconds: Type.Optional(
+      Type.Integer({ minimum: 60, maximum: 86_400, default: 3600, description: 'Lifetime of the token (default 3600)', examples: [3600] }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -55,7 +67,8 @@ export const StorefrontToken = Type.Object(
   { $id: 'StorefrontToken', title: 'Customer token' },
 );
 
-const Nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number> | ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+const Nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number> | ReturnType<typeof Type.String>>(t: T) =>
+  Type.Union([t, Type.Null()]);
 
 export const Programme = Type.Object(
   {
@@ -72,10 +85,9 @@ export const Programme = Type.Object(
       }),
       { description: 'The enabled earning rules' },
     ),
-    rewards: Type.Array(
-      Type.Object({ id: Type.Integer(), name: Type.String(), kind: Type.String(), value: Type.Number(), points_price: Type.Integer() }),
-      { description: 'The enabled rewards' },
-    ),
+    rewards: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), kind: Type.String(), value: Type.Number(), points_price: Type.Integer() }), {
+      description: 'The enabled rewards',
+    }),
     vip_tiers: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer(), earning_multiplier: Type.Number() }), {
       description: 'Every tier, lowest threshold first',
     }),
@@ -89,20 +101,40 @@ const customer = derive(customers).record as unknown as { properties: Record<str
 function bare(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(bare);
   if (typeof schema !== 'object' || schema === null) return schema;
-  return Object.fromEntries(Object.entries(schema).filter(([key]) => key !== 'description' && key !== 'examples').map(([key, value]) => [key, bare(value)]));
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key]) => key !== 'description' && key !== 'examples')
+      .map(([key, value]) => [key, bare(value)]),
+  );
 }
-const pick = <K extends string>(names: readonly K[]) => Object.fromEntries(names.map((name) => [name, Type.Unsafe(bare(customer.properties[name]) as TSchema)]));
+const pick = <K extends string>(names: readonly K[]) =>
+  Object.fromEntries(names.map((name) => [name, Type.Unsafe(bare(customer.properties[name]) as TSchema)]));
 
 export const Me = Type.Object(
   {
-    ...pick(['remote_id', 'email', 'first_name', 'points_balance', 'credits_balance', 'points_pending', 'points_earned_lifetime', 'vip_tier', 'vip_tier_progress', 'next_expiry']),
-    upcoming_expiries: Type.Array(
-      Type.Object({ expires_at: Type.String({ format: 'date-time' }), points: Type.Integer(), credits: Type.Number() }),
-      { maxItems: 5, description: 'What expires at each of the next 5 expiry instants, soonest first' },
-    ),
+    ...pick([
+      'remote_id',
+      'email',
+      'first_name',
+      'points_balance',
+      'credits_balance',
+      'points_pending',
+      'points_earned_lifetime',
+      'vip_tier',
+      'vip_tier_progress',
+      'next_expiry',
+    ]),
+    upcoming_expiries: Type.Array(Type.Object({ expires_at: Type.String({ format: 'date-time' }), points: Type.Integer(), credits: Type.Number() }), {
+      maxItems: 5,
+      description: 'What expires at each of the next 5 expiry instants, soonest first',
+    }),
     ...pick(['referral_code', 'birthday']),
   },
-  { $id: 'StorefrontCustomer', title: 'The shopper\'s own account', description: 'The fields of the merchant API\'s Customer that the shopper sees (described there), and upcoming_expiries' },
+  {
+    $id: 'StorefrontCustomer',
+    title: "The shopper's own account",
+    description: "The fields of the merchant API's Customer that the shopper sees (described there), and upcoming_expiries",
+  },
 );
 
 const nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
@@ -143,9 +175,20 @@ export const BirthdayInput = Type.Object(
   { additionalProperties: false },
 );
 
-export const MeRedemptionInput = Type.Object({ reward_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, examples: [12] }) }, { additionalProperties: false });
+export const MeRedemptionInput = Type.Object(
+  { reward_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, examples: [12] }) },
+  { additionalProperties: false },
+);
 
 export const MeReferralInput = Type.Object(
-  { referred_email: Type.String({ minLength: 1, maxLength: 254, format: 'email', description: 'E-mail address of the invited friend', examples: ['grace@example.com'] }) },
+  {
+    referred_email: Type.String({
+      minLength: 1,
+      maxLength: 254,
+      format: 'email',
+      description: 'E-mail address of the invited friend',
+      examples: ['grace@example.com'],
+    }),
+  },
   { additionalProperties: false },
 );

@@ -23,7 +23,11 @@ const UNAUTHORIZED: ErrorDoc = {
 };
 
 /** The documented errors of a storefront route, with its own codes and their 409 or 422. */
-export function storefrontErrors(kind: 'read' | 'list' | 'write', codes: readonly ErrorCode[] = [], extra: Partial<Record<ErrorStatus, ErrorDoc>> = {}): Record<number, unknown> {
+export function storefrontErrors(
+  kind: 'read' | 'list' | 'write',
+  codes: readonly ErrorCode[] = [],
+  extra: Partial<Record<ErrorStatus, ErrorDoc>> = {},
+): Record<number, unknown> {
   return errorResponses(kind, { 401: UNAUTHORIZED, ...extra }, codes);
 }
 

@@ -85,7 +85,7 @@ export function registerSpendRoutes(server: FastifyInstance): void {
         summary: 'Redeem a reward',
         description:
           'As POST /merchant_api/v1/redemptions for this customer: the same checks, codes, errors and webhooks. ' +
-          'An `Idempotency-Key` is the customer\'s own: a retry replays the first answer and spends nothing more.',
+          "An `Idempotency-Key` is the customer's own: a retry replays the first answer and spends nothing more.",
         body: MeRedemptionInput,
         response: {
           201: DataEnvelope(Redemption),
@@ -98,7 +98,10 @@ export function registerSpendRoutes(server: FastifyInstance): void {
     async (request, reply) => {
       const { reward_id } = request.body;
       const customer = String(request.customer!.remote_id);
-      return runWrite(request, reply, async (trx) => ({ status: 201, body: { data: await redeem(trx, request.shop.id, { rewardId: reward_id, customerIdentifier: customer }, app.clock()) } }));
+      return runWrite(request, reply, async (trx) => ({
+        status: 201,
+        body: { data: await redeem(trx, request.shop.id, { rewardId: reward_id, customerIdentifier: customer }, app.clock()) },
+      }));
     },
   );
 
@@ -107,13 +110,14 @@ export function registerSpendRoutes(server: FastifyInstance): void {
     {
       schema: {
         ...STOREFRONT_ROUTE,
-        summary: 'The shopper\'s redemptions',
+        summary: "The shopper's redemptions",
         description: 'With their codes, newest last, with cursor or offset pagination.',
         querystring: ListQuery([]),
         response: { 200: ListEnvelope(Redemption), ...storefrontErrors('list') },
       },
     },
-    async (request) => paginate(request.db, request, redemptionsQuery(request.db, request.shop.id, { customerRemoteId: Number(request.customer!.remote_id) }), redemptionList),
+    async (request) =>
+      paginate(request.db, request, redemptionsQuery(request.db, request.shop.id, { customerRemoteId: Number(request.customer!.remote_id) }), redemptionList),
   );
 
   app.post(
@@ -122,7 +126,8 @@ export function registerSpendRoutes(server: FastifyInstance): void {
       schema: {
         ...STOREFRONT_ROUTE,
         summary: 'Refer a friend',
-        description: 'As POST /merchant_api/v1/referrals with this customer as the referrer: the same checks (`self_referral`, `already_customer`, `already_referred`).',
+        description:
+          'As POST /merchant_api/v1/referrals with this customer as the referrer: the same checks (`self_referral`, `already_customer`, `already_referred`).',
         body: MeReferralInput,
         response: {
           201: DataEnvelope(derive(referrals).record),
@@ -135,7 +140,10 @@ export function registerSpendRoutes(server: FastifyInstance): void {
     async (request, reply) => {
       const { referred_email } = request.body;
       const referrerRemoteId = Number(request.customer!.remote_id);
-      return runWrite(request, reply, async (trx) => ({ status: 201, body: { data: await createReferral(trx, request.shop.id, { referrerRemoteId, referredEmail: referred_email }, app.clock()) } }));
+      return runWrite(request, reply, async (trx) => ({
+        status: 201,
+        body: { data: await createReferral(trx, request.shop.id, { referrerRemoteId, referredEmail: referred_email }, app.clock()) },
+      }));
     },
   );
 }

@@ -27,7 +27,14 @@ async function step(db: DB, shopId: number, after: number, now: number): Promise
     // 0 starts from the first, redacted customers' negative remote_ids included.
     const from = after === 0 ? Number.MIN_SAFE_INTEGER : after;
     await sumEarnedWindows(trx, shopId, from, ROWS, start, now);
-    const customers = await trx.selectFrom('customers').select(TIER_SUBJECT_COLUMNS).where('shop_id', '=', shopId).where('remote_id', '>', from).orderBy('remote_id').limit(ROWS).execute();
+    const customers = await trx
+      .selectFrom('customers')
+      .select(TIER_SUBJECT_COLUMNS)
+      .where('shop_id', '=', shopId)
+      .where('remote_id', '>', from)
+      .orderBy('remote_id')
+      .limit(ROWS)
+      .execute();
     await retier(trx, shopId, customers.map(tierSubject), now, await tiersOf(trx, shopId));
     const next = customers.length < ROWS ? null : Number(customers[customers.length - 1]!.remote_id);
     // Only if no tier changed meanwhile (which starts the shop over from 0).
@@ -45,7 +52,12 @@ async function moveWindows(db: DB, now: number): Promise<void> {
   for (const shop of shops) {
     const start = windowStart(shop.vip_tier_window, now);
     if (Number(shop.tier_window_from) === start) continue;
-    await db.updateTable('shops').set({ tier_window_from: start, retier_after: 0 }).where('id', '=', shop.id).where('tier_window_from', '=', shop.tier_window_from).execute();
+    await db
+      .updateTable('shops')
+      .set({ tier_window_from: start, retier_after: 0 })
+      .where('id', '=', shop.id)
+      .where('tier_window_from', '=', shop.tier_window_from)
+      .execute();
   }
 }
 

@@ -6,7 +6,9 @@ import { ListQuery, paginate } from '../http/pagination.js';
 import { tierChangeJson, tierChangesQuery } from './tiers.js';
 
 const TierRef = (description: string) =>
-  Type.Union([Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.Union([Type.String(), Type.Null()], { examples: ['Gold'] }) }), Type.Null()], { description });
+  Type.Union([Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.Union([Type.String(), Type.Null()], { examples: ['Gold'] }) }), Type.Null()], {
+    description,
+  });
 
 const TierChange = Type.Object(
   {
@@ -19,17 +21,20 @@ const TierChange = Type.Object(
   { $id: 'VipTierChange', title: 'VipTierChange' },
 );
 
-
 /** GET /customers/{customer_identifier}/vip_tier_history. */
 export function registerTierRoutes(server: FastifyInstance): void {
   registerCustomerList(server, {
     path: 'vip_tier_history',
     tags: ['VIP tiers'],
-    summary: 'List a customer\'s VIP tier changes',
-    description: 'Every change of the customer\'s tier, oldest first, with cursor or offset pagination.',
+    summary: "List a customer's VIP tier changes",
+    description: "Every change of the customer's tier, oldest first, with cursor or offset pagination.",
     querystring: ListQuery([]),
     item: TierChange,
     page: (request, customerRemoteId) =>
-      paginate(request.db, request, tierChangesQuery(request.db, request.shop.id, customerRemoteId), { idColumn: 'id', sortable: {}, toJson: (rows: VipTierChangesTable[]) => rows.map(tierChangeJson) }),
+      paginate(request.db, request, tierChangesQuery(request.db, request.shop.id, customerRemoteId), {
+        idColumn: 'id',
+        sortable: {},
+        toJson: (rows: VipTierChangesTable[]) => rows.map(tierChangeJson),
+      }),
   });
 }

@@ -20,12 +20,21 @@ export interface Tier {
 }
 
 const shopTiers = prepareQuery<{ shopId: number }, { id: number; name: string; points_threshold: number; earning_multiplier: number }>((db, p) =>
-  db.selectFrom('vip_tiers').select(['id', 'name', 'points_threshold', 'earning_multiplier']).where('shop_id', '=', p.value('shopId')).orderBy('points_threshold'),
+  db
+    .selectFrom('vip_tiers')
+    .select(['id', 'name', 'points_threshold', 'earning_multiplier'])
+    .where('shop_id', '=', p.value('shopId'))
+    .orderBy('points_threshold'),
 );
 
 /** The shop's tiers, lowest threshold first. */
 export async function tiersOf(db: DB, shopId: number): Promise<Tier[]> {
-  return (await shopTiers(db, { shopId })).map((t) => ({ id: Number(t.id), name: t.name, threshold: Number(t.points_threshold), multiplier: Number(t.earning_multiplier) / 100 }));
+  return (await shopTiers(db, { shopId })).map((t) => ({
+    id: Number(t.id),
+    name: t.name,
+    threshold: Number(t.points_threshold),
+    multiplier: Number(t.earning_multiplier) / 100,
+  }));
 }
 
 /** The highest tier whose threshold `earned` reaches; null below every tier. */
@@ -66,7 +75,12 @@ export const TIER_SUBJECT_COLUMNS = ['remote_id', 'email', 'points_earned_window
 
 /** A customer row read with TIER_SUBJECT_COLUMNS, judged by the points earned in the shop's window. */
 export function tierSubject(row: { remote_id: number; email: string | null; points_earned_window: number; vip_tier_id?: number | null }): TierSubject {
-  return { remoteId: Number(row.remote_id), email: row.email, earned: Number(row.points_earned_window), tierId: row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id) };
+  return {
+    remoteId: Number(row.remote_id),
+    email: row.email,
+    earned: Number(row.points_earned_window),
+    tierId: row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id),
+  };
 }
 
 /**
@@ -82,7 +96,12 @@ export async function retier(trx: DB, shopId: number, subjects: readonly TierSub
     return (to?.id ?? null) === s.tierId ? [] : [{ subject: s, to }];
   });
   if (changed.length === 0) return 0;
-  await updateRows(trx, 'customers', ['shop_id', 'remote_id'], changed.map(({ subject, to }) => ({ shop_id: shopId, remote_id: subject.remoteId, vip_tier_id: to?.id ?? null, updated_at: now })));
+  await updateRows(
+    trx,
+    'customers',
+    ['shop_id', 'remote_id'],
+    changed.map(({ subject, to }) => ({ shop_id: shopId, remote_id: subject.remoteId, vip_tier_id: to?.id ?? null, updated_at: now })),
+  );
   // A tier deleted since it was reached: its name is the one the customer's last change wrote.
   const goneNames = new Map<number, string | null>();
   for (const { subject } of changed) {
@@ -111,7 +130,8 @@ export async function retier(trx: DB, shopId: number, subjects: readonly TierSub
   }));
   await insertRows(trx, 'vip_tier_changes', rows);
   // Built only when the shop has a webhook for the topic.
-  const changes = async () => rows.map((row, i) => ({ ...tierChangeJson(row), customer: { remote_id: row.customer_remote_id, email: changed[i]!.subject.email } }));
+  const changes = async () =>
+    rows.map((row, i) => ({ ...tierChangeJson(row), customer: { remote_id: row.customer_remote_id, email: changed[i]!.subject.email } }));
   await enqueueEvents(trx, shopId, 'customer.vip_tier_changed', changes, now);
   return changed.length;
 }
@@ -133,4 +153,3 @@ export function tierChangeJson(row: VipTierChangesTable) {
     created_at: isoTime(Number(row.created_at)),
   };
 }
-

@@ -55,7 +55,19 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
 /** Wait before each retry: 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, then 12 h; about 3 days in all. */
-export const RETRY_DELAYS_MS: readonly number[] = [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR, 12 * HOUR, 6 * HOUR];
+export const RETRY_DELAYS_MS: readonly number[] = [
+  MINUTE,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+  12 * HOUR,
+  6 * HOUR,
+];
 
 /** The first attempt and every retry. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
@@ -111,7 +123,13 @@ async function attempt(delivery: ClaimedDelivery, options: DeliveryOptions): Pro
   let statusCode: number | null = null;
   let error: string | null = null;
   try {
-    ({ status: statusCode } = await options.transport({ url: delivery.url, headers: deliveryHeaders(delivery, attemptedAt), body: delivery.payload, timeoutMs: options.timeoutMs, allowPrivateAddresses: options.allowPrivateAddresses ?? false }));
+    ({ status: statusCode } = await options.transport({
+      url: delivery.url,
+      headers: deliveryHeaders(delivery, attemptedAt),
+      body: delivery.payload,
+      timeoutMs: options.timeoutMs,
+      allowPrivateAddresses: options.allowPrivateAddresses ?? false,
+    }));
     if (statusCode < 200 || statusCode > 299) error = `the endpoint answered HTTP ${statusCode}`;
   } catch (caught) {
     error = describe(caught, options.timeoutMs);

@@ -18,10 +18,10 @@ import { deliveryJson, WebhookDelivery } from './schemas.js';
 
 const TAGS = ['Webhooks'];
 
-const WebhookParams = Type.Object({ id: PathId('The webhook\'s id', 42) });
+const WebhookParams = Type.Object({ id: PathId("The webhook's id", 42) });
 const DeliveryParams = Type.Object({
-  id: PathId('The webhook\'s id', 42),
-  delivery_id: PathId('The delivery\'s id', 981),
+  id: PathId("The webhook's id", 42),
+  delivery_id: PathId("The delivery's id", 981),
 });
 
 /** The webhook's id when it names one of the shop's webhooks; else a 404. */
@@ -32,7 +32,11 @@ async function webhookOf(db: DB, shopId: number, text: string): Promise<number> 
 }
 
 async function deliveriesJson(db: DB, shopId: number, rows: DeliveryRow[]) {
-  const attempts = await attemptsOf(db, shopId, rows.map((row) => Number(row.id)));
+  const attempts = await attemptsOf(
+    db,
+    shopId,
+    rows.map((row) => Number(row.id)),
+  );
   return rows.map((row) => deliveryJson(row, attempts.get(Number(row.id)) ?? []));
 }
 
@@ -44,8 +48,9 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
     {
       schema: {
         tags: TAGS,
-        summary: 'List a webhook\'s deliveries',
-        description: 'Every event queued for this webhook, newest last, with each attempt\'s status code and error. Delivered and failed deliveries are kept 30 days by default.',
+        summary: "List a webhook's deliveries",
+        description:
+          "Every event queued for this webhook, newest last, with each attempt's status code and error. Delivered and failed deliveries are kept 30 days by default.",
         params: WebhookParams,
         querystring: ListQuery([]),
         response: { 200: ListEnvelope(WebhookDelivery), ...errorResponses('list', { 404: notFoundError('webhook') }) },
@@ -69,7 +74,8 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
       schema: {
         tags: TAGS,
         summary: 'Retry a delivery',
-        description: 'Queues the delivery to be sent again now, whatever its status (a failed one gets one more attempt; a delivered one is sent again). Answers 202.',
+        description:
+          'Queues the delivery to be sent again now, whatever its status (a failed one gets one more attempt; a delivered one is sent again). Answers 202.',
         params: DeliveryParams,
         body: NoBody,
         response: { 202: DataEnvelope(WebhookDelivery), ...errorResponses('write', { 404: notFoundError('webhook or delivery') }) },

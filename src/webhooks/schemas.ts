@@ -13,21 +13,27 @@ const maybeTime = (description: string) => Type.Union([Type.String({ format: 'da
 
 export const WebhookEvent = Type.Object(
   {
-    id: Type.String({ description: 'The event\'s ID; the same in every delivery of this event (retries included)', examples: ['evt_3kTq9VbX2mLw8pZr1a4c'] }),
+    id: Type.String({ description: "The event's ID; the same in every delivery of this event (retries included)", examples: ['evt_3kTq9VbX2mLw8pZr1a4c'] }),
     topic: Type.Union(topicLiterals(), { description: 'What happened' }),
     shop_id: Type.Integer({ examples: [1] }),
     created_at: time('When it happened'),
     data: Type.Object({}, { additionalProperties: true, description: 'The record, exactly as the API shows it (a points event, a customer, a referral)' }),
   },
-  { $id: 'WebhookEvent', title: 'WebhookEvent', description: 'The JSON body POSTed to the webhook\'s url' },
+  { $id: 'WebhookEvent', title: 'WebhookEvent', description: "The JSON body POSTed to the webhook's url" },
 );
 
 export const WebhookAttempt = Type.Object(
   {
     attempt: Type.Integer({ minimum: 1, examples: [1] }),
     attempted_at: time('When the request was sent'),
-    status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'The endpoint\'s HTTP status; null when no answer came (network error, timeout)', examples: [500] }),
-    error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed; null when it succeeded', examples: ['the endpoint answered HTTP 500'] }),
+    status_code: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The endpoint's HTTP status; null when no answer came (network error, timeout)",
+      examples: [500],
+    }),
+    error: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why the attempt failed; null when it succeeded',
+      examples: ['the endpoint answered HTTP 500'],
+    }),
     duration_ms: Type.Integer({ minimum: 0, examples: [84] }),
   },
   { $id: 'WebhookAttempt', title: 'WebhookAttempt' },
@@ -35,7 +41,7 @@ export const WebhookAttempt = Type.Object(
 
 export const WebhookDelivery = Type.Object(
   {
-    id: Type.Integer({ description: 'The delivery\'s ID, also sent as the Loyalty-Delivery-Id header', examples: [981] }),
+    id: Type.Integer({ description: "The delivery's ID, also sent as the Loyalty-Delivery-Id header", examples: [981] }),
     webhook_id: Type.Integer({ examples: [42] }),
     event_id: Type.String({ examples: ['evt_3kTq9VbX2mLw8pZr1a4c'] }),
     topic: Type.Union(topicLiterals()),

@@ -84,7 +84,11 @@ describe('loyalty backup and restore on SQLite', () => {
   it('copies the database consistently while the server takes writes, and the copy restores and verifies', async () => {
     const { server, token, url } = await sqliteWithShop();
     const put = (id: number) =>
-      fetch(`${server.url}${API}/customers/${id}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: `c${id}@example.com` }) });
+      fetch(`${server.url}${API}/customers/${id}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `c${id}@example.com` }),
+      });
     for (let id = 1; id <= 200; id++) expect((await put(id)).status).toBeLessThan(300);
 
     // Writers keep going during the whole backup.

@@ -60,7 +60,12 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     const ids = new Set(s.customers.map((c) => c.remote_id));
     expect(s.events.filter((e) => !ids.has(e.customer.remote_id))).toEqual([]);
     // One welcome bonus per customer.
-    expect(s.events.filter((e) => e.source === 'signup').map((e) => e.customer.remote_id).sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
+    expect(
+      s.events
+        .filter((e) => e.source === 'signup')
+        .map((e) => e.customer.remote_id)
+        .sort((a, b) => a - b),
+    ).toEqual([...ids].sort((a, b) => a - b));
     // By the demo's order rule, a point per whole euro of each paid order, credited to its
     // customer once; refunds take back their share; a refunded order earned nothing.
     for (const order of s.orders) {
@@ -77,7 +82,8 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
       expect(refunds.reduce((sum, e) => sum - e.points_amount, 0)).toBe(order.points_reversed);
     }
     // Redemptions spent what their events say.
-    for (const e of s.events.filter((x) => x.source === 'reward_redemption')) expect(e).toMatchObject({ points_amount: -300, redemption_id: expect.any(Number) });
+    for (const e of s.events.filter((x) => x.source === 'reward_redemption'))
+      expect(e).toMatchObject({ points_amount: -300, redemption_id: expect.any(Number) });
   };
 
   it('seeds customers, orders, rewards, VIP tiers and points events, and balances add up', async () => {
@@ -138,7 +144,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expectConsistent(after);
   });
 
-  it('leaves a shop\'s own tiers alone and adds only the ones that fit', async () => {
+  it("leaves a shop's own tiers alone and adds only the ones that fit", async () => {
     const own = await t.createShop('Has tiers');
     const res = await post(own, 'vip_tiers', { name: 'Platinum', points_threshold: 1000 });
     expect(res.statusCode).toBe(201);
@@ -153,7 +159,7 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expectConsistent(await snapshot(own));
   });
 
-  it('announces the customers it creates to the shop\'s customer.created webhooks, as an import would', async () => {
+  it("announces the customers it creates to the shop's customer.created webhooks, as an import would", async () => {
     const own = await t.createShop('Listens');
     const hook = await post(own, 'webhooks', { topic: 'customer.created', url: 'https://hooks.example.com/loyalty' });
     expect(hook.statusCode).toBe(201);

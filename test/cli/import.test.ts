@@ -79,7 +79,12 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });
-    expect((await t.get(shop.token, 'customers/grace@example.com')).body.data).toMatchObject({ remote_id: 2, email: 'Grace@Example.com', phone: null, birthday: null });
+    expect((await t.get(shop.token, 'customers/grace@example.com')).body.data).toMatchObject({
+      remote_id: 2,
+      email: 'Grace@Example.com',
+      phone: null,
+      birthday: null,
+    });
     const all = await t.all(shop.token, 'customers');
     expect(all.map((c) => c.remote_id)).toEqual([1, 2, 9007199254740991]);
     expect(all[2]).toMatchObject({ email: null, first_name: null, last_name: null });
@@ -87,7 +92,12 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
 
   it('imports customers from CSV: byte order mark, CRLF, quoted commas; a blank cell is null', async () => {
     const shop = await t.createShop();
-    const csv = ['remote_id,last_name,first_name,email,birthday,phone', '1,"Lovelace, Countess",Ada,ada@example.com,1815-12-10,', '2,Hopper,Grace,,,+1 555 0100', ''].join('\r\n');
+    const csv = [
+      'remote_id,last_name,first_name,email,birthday,phone',
+      '1,"Lovelace, Countess",Ada,ada@example.com,1815-12-10,',
+      '2,Hopper,Grace,,,+1 555 0100',
+      '',
+    ].join('\r\n');
     const result = await load(shop, 'customers', t.write('customers.csv', `\uFEFF${csv}`));
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^Imported 2 customers, rejected 0 rows/);
@@ -106,7 +116,12 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
     const shop = await t.createShop();
     const orders = t.write(
       'orders.csv',
-      ['remote_id,customer_remote_id,total,currency,financial_status,placed_at', '5001,1,59.90,EUR,paid,2026-01-15T12:00:00Z', '5002,,12,USD,refunded,2026-01-16T08:30:00+01:00', ''].join('\n'),
+      [
+        'remote_id,customer_remote_id,total,currency,financial_status,placed_at',
+        '5001,1,59.90,EUR,paid,2026-01-15T12:00:00Z',
+        '5002,,12,USD,refunded,2026-01-16T08:30:00+01:00',
+        '',
+      ].join('\n'),
     );
     for (let run = 0; run < 2; run++) {
       const { code, summary } = await loadJson(shop, 'orders', orders);
@@ -115,8 +130,22 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
     }
     const list = await t.all(shop.token, 'orders');
     expect(list).toEqual([
-      expect.objectContaining({ remote_id: 5001, customer_remote_id: 1, total: 59.9, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-15T12:00:00.000Z' }),
-      expect.objectContaining({ remote_id: 5002, customer_remote_id: null, total: 12, currency: 'USD', financial_status: 'refunded', placed_at: '2026-01-16T07:30:00.000Z' }),
+      expect.objectContaining({
+        remote_id: 5001,
+        customer_remote_id: 1,
+        total: 59.9,
+        currency: 'EUR',
+        financial_status: 'paid',
+        placed_at: '2026-01-15T12:00:00.000Z',
+      }),
+      expect.objectContaining({
+        remote_id: 5002,
+        customer_remote_id: null,
+        total: 12,
+        currency: 'USD',
+        financial_status: 'refunded',
+        placed_at: '2026-01-16T07:30:00.000Z',
+      }),
     ]);
 
     const contracts = t.write(
@@ -135,7 +164,7 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
     });
   });
 
-  it('names an order\'s or a contract\'s customer by customer_identifier (remote_id or e-mail), as a PUT does', async () => {
+  it("names an order's or a contract's customer by customer_identifier (remote_id or e-mail), as a PUT does", async () => {
     const shop = await t.createShop();
     const people = t.write('people.ndjson', ndjson({ remote_id: 1, email: 'Ada@Example.com' }, { remote_id: 2, email: 'grace@example.com' }));
     expect((await loadJson(shop, 'customers', people)).summary).toMatchObject({ imported: 2, rejected: [] });
@@ -161,10 +190,21 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       expect(reason, `line ${line}`).toBe(await putReason(shop, 'orders', remote_id, body));
     }
     const stored = (await t.all(shop.token, 'orders')).map((o) => [o.remote_id, o.customer_remote_id]);
-    expect(stored).toEqual([[5001, 1], [5002, 2], [5003, 77], [5006, 1]]);
+    expect(stored).toEqual([
+      [5001, 1],
+      [5002, 2],
+      [5003, 77],
+      [5006, 1],
+    ]);
 
     // A CSV row cannot leave a column out: a blank cell of either is not given.
-    const csv = ['remote_id,customer_remote_id,customer_identifier,total,currency,financial_status,placed_at', '5101,,grace@EXAMPLE.com,10,EUR,paid,2026-01-15T12:00:00Z', '5102,1,,10,EUR,paid,2026-01-15T12:00:00Z', '5103,,,10,EUR,paid,2026-01-15T12:00:00Z', ''];
+    const csv = [
+      'remote_id,customer_remote_id,customer_identifier,total,currency,financial_status,placed_at',
+      '5101,,grace@EXAMPLE.com,10,EUR,paid,2026-01-15T12:00:00Z',
+      '5102,1,,10,EUR,paid,2026-01-15T12:00:00Z',
+      '5103,,,10,EUR,paid,2026-01-15T12:00:00Z',
+      '',
+    ];
     expect((await loadJson(shop, 'orders', t.write('orders.csv', csv.join('\n')))).summary).toMatchObject({ imported: 3, rejected: [] });
     expect((await t.all(shop.token, 'orders')).slice(-3).map((o) => o.customer_remote_id)).toEqual([2, 1, null]);
 
@@ -311,7 +351,14 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
     expect(rows[3]).toMatchObject({ first_name: '12.5' });
 
     // Cells of a numeric field must hold what the API accepts there.
-    const orders = ['remote_id,customer_remote_id,total,currency,financial_status,placed_at', '1,12.5,10,EUR,paid,2026-01-15T12:00:00Z', '2,1,10.001,EUR,paid,2026-01-15T12:00:00Z', '3,1,ten,EUR,paid,2026-01-15T12:00:00Z', '4,1,10,EUR,paid,yesterday', '5,1,10,EUR,paid,2026-01-15T12:00:00Z'];
+    const orders = [
+      'remote_id,customer_remote_id,total,currency,financial_status,placed_at',
+      '1,12.5,10,EUR,paid,2026-01-15T12:00:00Z',
+      '2,1,10.001,EUR,paid,2026-01-15T12:00:00Z',
+      '3,1,ten,EUR,paid,2026-01-15T12:00:00Z',
+      '4,1,10,EUR,paid,yesterday',
+      '5,1,10,EUR,paid,2026-01-15T12:00:00Z',
+    ];
     const result = await loadJson(shop, 'orders', t.write('bad-orders.csv', orders.join('\n')));
     expect(result.summary.imported).toBe(1);
     expect(result.summary.rejected.map((r) => [r.line, r.reason.split(':')[0]])).toEqual([
@@ -320,7 +367,15 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       [4, 'total'],
       [5, 'placed_at'],
     ]);
-    expect(result.summary.rejected[1]!.reason).toBe(await putReason(shop, 'orders', 2, { customer_remote_id: 1, total: 10.001, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-15T12:00:00Z' }));
+    expect(result.summary.rejected[1]!.reason).toBe(
+      await putReason(shop, 'orders', 2, {
+        customer_remote_id: 1,
+        total: 10.001,
+        currency: 'EUR',
+        financial_status: 'paid',
+        placed_at: '2026-01-15T12:00:00Z',
+      }),
+    );
     expect((await t.all(shop.token, 'orders')).map((o) => o.remote_id)).toEqual([5]);
   });
 

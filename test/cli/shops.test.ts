@@ -58,8 +58,7 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
     await testDb?.drop();
   });
 
-  const get = (token: string, authorization = `Bearer ${token}`) =>
-    app.inject({ method: 'GET', url: `${API}/shop`, headers: { authorization } });
+  const get = (token: string, authorization = `Bearer ${token}`) => app.inject({ method: 'GET', url: `${API}/shop`, headers: { authorization } });
 
   it('creates a shop and prints exactly {"shop": …, "token": …} with --json; the token works', async () => {
     const created = JSON.parse(await ok(url, 'shops', 'create', '--name', 'Acme Coffee', '--per-event-expiry', '--expiry-days', '30', '--json'));
@@ -112,7 +111,13 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
   it('creates, lists and revokes tokens; a revoked token answers 401, the others keep working', async () => {
     const { shop, token: first } = JSON.parse(await ok(url, 'shops', 'create', '--name', 'Tokens', '--json'));
     const second = JSON.parse(await ok(url, 'tokens', 'create', '--shop', String(shop.id), '--name', 'ci', '--json'));
-    expect(second).toEqual({ id: expect.any(Number), shop_id: shop.id, name: 'ci', hint: `lty_…${second.token.slice(-4)}`, token: expect.stringMatching(/^lty_/) });
+    expect(second).toEqual({
+      id: expect.any(Number),
+      shop_id: shop.id,
+      name: 'ci',
+      hint: `lty_…${second.token.slice(-4)}`,
+      token: expect.stringMatching(/^lty_/),
+    });
     expect((await get(second.token)).statusCode).toBe(200);
 
     const listed = JSON.parse(await ok(url, 'tokens', 'list', '--shop', String(shop.id), '--json')).tokens;
@@ -184,7 +189,12 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
   const filledShop = async (name: string): Promise<CliShop> => {
     const target = await t.createShop(name);
     const send = async (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, payload?: object, headers: Record<string, string> = {}) => {
-      const res = await t.app.inject({ method, url: `${API}/${path}`, headers: { authorization: `Bearer ${target.token}`, ...headers }, ...(payload ? { payload } : {}) });
+      const res = await t.app.inject({
+        method,
+        url: `${API}/${path}`,
+        headers: { authorization: `Bearer ${target.token}`, ...headers },
+        ...(payload ? { payload } : {}),
+      });
       expect(res.statusCode, `${method} ${path}: ${res.body}`).toBeLessThan(300);
       return res.json().data;
     };
@@ -196,10 +206,21 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
     const { referral_code } = await send('GET', 'customers/1');
     await send('POST', 'referrals', { referral_code, referred_email: 'friend@example.com' });
     await send('PUT', 'subscription_contracts/77', { customer_remote_id: 1, status: 'active', next_billing_date: '2027-01-01T00:00:00.000Z' });
-    await send('POST', 'memberships/subscription_billing_attempts', { subscription_contract_remote_id: 77, status: 'succeeded', amount: 19.9, currency: 'EUR' });
+    await send('POST', 'memberships/subscription_billing_attempts', {
+      subscription_contract_remote_id: 77,
+      status: 'succeeded',
+      amount: 19.9,
+      currency: 'EUR',
+    });
     await send('DELETE', 'customers/12');
     await send('POST', 'storefront_keys', { allowed_origins: ['https://shop.example'] });
-    await deliverDueWebhooks(t.database.db, { clock: Date.now, transport: async () => ({ status: 200 }), timeoutMs: 1000, batchSize: 50, allowPrivateAddresses: true });
+    await deliverDueWebhooks(t.database.db, {
+      clock: Date.now,
+      transport: async () => ({ status: 200 }),
+      timeoutMs: 1000,
+      batchSize: 50,
+      allowPrivateAddresses: true,
+    });
     return target;
   };
 

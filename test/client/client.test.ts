@@ -63,14 +63,19 @@ describe(`the typed client against the server (${TEST_DIALECT})`, () => {
     sent.length = 0;
     const seen: number[] = [];
     // Offset parameters given by mistake are not sent: cursor mode is what walks every record.
-    for await (const customer of client.paginate(`${API}/customers`, { params: { query: { 'pagination[limit]': 3, 'pagination[per_page]': 2 } } })) seen.push(customer.remote_id);
+    for await (const customer of client.paginate(`${API}/customers`, { params: { query: { 'pagination[limit]': 3, 'pagination[per_page]': 2 } } }))
+      seen.push(customer.remote_id);
     expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7012345678]);
     expect(sent.map((s) => new URL(s.url).searchParams.get('pagination[since_id]'))).toEqual(['0', '3', '6']);
     expect(sent.every((s) => !new URL(s.url).searchParams.has('pagination[per_page]'))).toBe(true);
   });
 
-  it('throws LoyaltyApiError with the server\'s status, code, details and request id', async () => {
-    const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('the call succeeded'), (error: unknown) => error as LoyaltyApiError);
+  it("throws LoyaltyApiError with the server's status, code, details and request id", async () => {
+    const failure = (promise: Promise<unknown>) =>
+      promise.then(
+        () => expect.unreachable('the call succeeded'),
+        (error: unknown) => error as LoyaltyApiError,
+      );
     const missing = await failure(client.GET(`${API}/rewards/{id}`, { params: { path: { id: 987654 } } }));
     expect(missing).toBeInstanceOf(LoyaltyApiError);
     expect(missing).toMatchObject({ status: 404, code: 'not_found', details: [] });

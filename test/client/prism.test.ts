@@ -72,7 +72,8 @@ describe(`the OpenAPI document, checked by a validating proxy (${TEST_DIALECT})`
       fetch: async (input, init) => {
         const response = await fetch(input, init);
         // Prism answers a request the document refuses itself, as problem+json; a response the document does not allow, with sl-violations.
-        if (response.headers.get('content-type')?.startsWith('application/problem+json')) violations.push(`${init.method} ${input}: ${await response.clone().text()}`);
+        if (response.headers.get('content-type')?.startsWith('application/problem+json'))
+          violations.push(`${init.method} ${input}: ${await response.clone().text()}`);
         if (response.headers.has('sl-violations')) violations.push(`${init.method} ${input}: ${response.headers.get('sl-violations')}`);
         return response;
       },
@@ -84,7 +85,7 @@ describe(`the OpenAPI document, checked by a validating proxy (${TEST_DIALECT})`
     await t.close();
   });
 
-  it('lets through the typed client\'s calls and the server\'s answers: integer ids, writes without a body', async () => {
+  it("lets through the typed client's calls and the server's answers: integer ids, writes without a body", async () => {
     await client.PUT(`${API}/customers/{customer_identifier}`, { params: { path: { customer_identifier: 7012345678 } }, body: { email: 'ada@example.com' } });
     const event = await client.POST(`${API}/points_events`, { body: { customer_identifier: '7012345678', source: 'manual', points_amount: 500 } });
     await client.GET(`${API}/points_events/{id}`, { params: { path: { id: event.data.id } } });

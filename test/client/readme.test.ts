@@ -39,11 +39,7 @@ describe(`client/README.md's example (${TEST_DIALECT})`, () => {
       vi.unstubAllEnvs();
       log.mockRestore();
     }
-    expect(printed).toEqual([
-      'granted 120 points; balance 120',
-      'customer 7012345678: 120 points',
-      expect.stringMatching(/^404 not_found \(req_\S+\)$/),
-    ]);
+    expect(printed).toEqual(['granted 120 points; balance 120', 'customer 7012345678: 120 points', expect.stringMatching(/^404 not_found \(req_\S+\)$/)]);
     expect((await t.request('GET', `${API}/customers/7012345678`)).json().data.points_balance).toBe(120);
   });
 });

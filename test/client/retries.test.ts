@@ -30,17 +30,27 @@ function droppingProxy(target: string, log: Forwarded[]): http.Server {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', async () => {
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name))) as Record<string, string>;
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name)),
+      ) as Record<string, string>;
       const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
       const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers, ...(body ? { body } : {}) });
       const text = await upstream.text();
-      log.push({ method: req.method!, key: req.headers['idempotency-key'] as string | undefined, status: upstream.status, replayed: upstream.headers.get('idempotent-replayed') ?? undefined });
+      log.push({
+        method: req.method!,
+        key: req.headers['idempotency-key'] as string | undefined,
+        status: upstream.status,
+        replayed: upstream.headers.get('idempotent-replayed') ?? undefined,
+      });
       if (req.method === 'POST' && !dropped) {
         dropped = true;
         req.socket.destroy();
         return;
       }
-      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json', 'x-request-id': upstream.headers.get('x-request-id') ?? '' });
+      res.writeHead(upstream.status, {
+        'content-type': upstream.headers.get('content-type') ?? 'application/json',
+        'x-request-id': upstream.headers.get('x-request-id') ?? '',
+      });
       res.end(text);
     });
   });
@@ -83,9 +93,11 @@ describe(`the typed client's retries (${TEST_DIALECT})`, () => {
     expect(events.data).toHaveLength(1);
   });
 
-  it('waits for its own earlier attempt on a 409 idempotency_key_in_use, and not for another request\'s', async () => {
+  it("waits for its own earlier attempt on a 409 idempotency_key_in_use, and not for another request's", async () => {
     const inUse = () =>
-      new Response(JSON.stringify({ error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'Still running', request_id: 'req_fake' } }), { status: 409 });
+      new Response(JSON.stringify({ error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'Still running', request_id: 'req_fake' } }), {
+        status: 409,
+      });
     const keys: (string | null)[] = [];
     let calls = 0;
     const client = createLoyaltyClient({
@@ -107,7 +119,10 @@ describe(`the typed client's retries (${TEST_DIALECT})`, () => {
     const other = createLoyaltyClient({ baseUrl, token: t.token, sleep: async () => {}, fetch: async () => (calls++, inUse()) });
     calls = 0;
     const body = { customer_identifier: '501', source: 'manual' as const, points_amount: 5 };
-    await expect(other.POST(`${API}/points_events`, { body, headers: { 'Idempotency-Key': 'mine' } })).rejects.toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
+    await expect(other.POST(`${API}/points_events`, { body, headers: { 'Idempotency-Key': 'mine' } })).rejects.toMatchObject({
+      status: 409,
+      code: 'idempotency_key_in_use',
+    });
     expect(calls).toBe(1);
   });
 });
@@ -162,7 +177,8 @@ describe(`the typed client's backoff (${TEST_DIALECT})`, () => {
 
   it('backs off exponentially on 503 without Retry-After, and gives up after the attempts', async () => {
     await abortableSleep(WINDOW_MS, new AbortController().signal);
-    const unavailable = () => new Response(JSON.stringify({ error: { type: 'api_error', code: 'unavailable', message: 'Overloaded', request_id: 'req_fake' } }), { status: 503 });
+    const unavailable = () =>
+      new Response(JSON.stringify({ error: { type: 'api_error', code: 'unavailable', message: 'Overloaded', request_id: 'req_fake' } }), { status: 503 });
     let calls = 0;
     const waits: number[] = [];
     const flaky = createLoyaltyClient({

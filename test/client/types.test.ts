@@ -18,7 +18,7 @@ function clientOptions(): ts.CompilerOptions {
   return { ...options, noEmit: true, rootDir: undefined, declaration: false };
 }
 
-describe('the client\'s types', () => {
+describe("the client's types", () => {
   it('refuse a wrong path, a missing required body field, a wrong query type and a text path id', () => {
     const source = fs.readFileSync(FIXTURE, 'utf8');
     const lines = source.split('\n');
@@ -30,7 +30,10 @@ describe('the client\'s types', () => {
     const read = host.getSourceFile.bind(host);
     host.getSourceFile = (name, language, ...rest) =>
       path.resolve(name) === STRIPPED ? ts.createSourceFile(name, stripped, language) : read(name, language, ...rest);
-    host.fileExists = ((exists) => (name: string) => path.resolve(name) === STRIPPED || exists(name))(host.fileExists.bind(host));
+    host.fileExists = (
+      (exists) => (name: string) =>
+        path.resolve(name) === STRIPPED || exists(name)
+    )(host.fileExists.bind(host));
     const program = ts.createProgram([FIXTURE, STRIPPED], clientOptions(), host);
     const diagnostics = ts.getPreEmitDiagnostics(program);
     const at = (file: string) =>

@@ -31,7 +31,11 @@ describe(`loyalty console-link (${TEST_DIALECT})`, () => {
 
   it('prints JSON with --json, and names the token so that it can be revoked', async () => {
     const out = JSON.parse(await cli.ok('console-link', '--shop', String(shop.shop.id), '--url', 'http://127.0.0.1:8080', '--name', 'support desk', '--json'));
-    expect(out).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/console\/#token=lty_/), token_id: expect.any(Number), shop_id: shop.shop.id });
+    expect(out).toEqual({
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/console\/#token=lty_/),
+      token_id: expect.any(Number),
+      shop_id: shop.shop.id,
+    });
     expect(await cli.ok('tokens', 'list', '--shop', String(shop.shop.id))).toMatch(new RegExp(`^${out.token_id}\\s+support desk`, 'm'));
   });
 

@@ -29,7 +29,9 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await screenshot(page, shots, `${TEST_DIALECT}-${name}`);
   };
   const events = async (note: string) =>
-    ((await t.request('GET', `${API}/customers/1001/points_events`)).json().data as { internal_note: string | null; reversed_by_event_id: number | null }[]).filter((e) => e.internal_note === note);
+    (
+      (await t.request('GET', `${API}/customers/1001/points_events`)).json().data as { internal_note: string | null; reversed_by_event_id: number | null }[]
+    ).filter((e) => e.internal_note === note);
   const balance = () => page.getByRole('region', { name: 'Balances' }).getByTestId('points-balance');
 
   // The `it` blocks share one browser page and run in order, as one person's session.
@@ -67,7 +69,11 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await page.getByLabel('API token').fill(t.token);
     await page.getByLabel('API token').press('Enter');
     await page.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
-    expect(await page.evaluate('({ session: Object.values(sessionStorage), local: localStorage.length, cookies: document.cookie })')).toEqual({ session: [t.token], local: 0, cookies: '' });
+    expect(await page.evaluate('({ session: Object.values(sessionStorage), local: localStorage.length, cookies: document.cookie })')).toEqual({
+      session: [t.token],
+      local: 0,
+      cookies: '',
+    });
   });
 
   it('lists customers and finds one by e-mail and by remote_id with "Search customers"', async () => {
@@ -92,7 +98,7 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await expectAccessible('customer');
   });
 
-  it('shows the API\'s validation error beside the field it names, then adjusts points and shows the balance and the event', async () => {
+  it("shows the API's validation error beside the field it names, then adjusts points and shows the balance and the event", async () => {
     const form = page.getByRole('form', { name: 'Adjust points' });
     await form.getByLabel('Points').fill('12.5');
     await form.getByRole('button', { name: 'Adjust points' }).click();
@@ -160,7 +166,11 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     const dialog = page.getByRole('dialog', { name: /^Void .+\?$/ });
     await dialog.waitFor();
     // The dialog takes the focus, on its safe choice first.
-    expect(await dialog.getByRole('button', { name: 'Cancel' }).evaluate((button) => button === (button.ownerDocument as unknown as { activeElement: unknown }).activeElement)).toBe(true);
+    expect(
+      await dialog
+        .getByRole('button', { name: 'Cancel' })
+        .evaluate((button) => button === (button.ownerDocument as unknown as { activeElement: unknown }).activeElement),
+    ).toBe(true);
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await dialog.waitFor({ state: 'hidden' });
@@ -182,7 +192,9 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
   });
 
   it('signs in from the URL `loyalty console-link` prints, and takes the token out of the address', async () => {
-    const { stdout } = await run(process.execPath, [MAIN, 'console-link', '--shop', String(t.shop.id), '--url', base], { env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'silent' } });
+    const { stdout } = await run(process.execPath, [MAIN, 'console-link', '--shop', String(t.shop.id), '--url', base], {
+      env: { ...process.env, DATABASE_URL: t.url, LOG_LEVEL: 'silent' },
+    });
     const url = /^http\S+#token=\S+$/m.exec(stdout)?.[0];
     expect(url, stdout).toBeDefined();
     const fresh = await context.browser()!.newContext();

@@ -36,7 +36,7 @@ describe(`the console's files at /console (${TEST_DIALECT})`, () => {
     }
   });
 
-  it('serves its hashed assets for a year, and answers an unknown file with the API\'s 404', async () => {
+  it("serves its hashed assets for a year, and answers an unknown file with the API's 404", async () => {
     const page = (await t.app.inject({ method: 'GET', url: '/console/' })).body;
     const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(page)?.[1];
     expect(script).toBeDefined();
@@ -49,7 +49,7 @@ describe(`the console's files at /console (${TEST_DIALECT})`, () => {
     expect(errorOf(missing).code).toBe('not_found');
   });
 
-  it('is not part of the API\'s OpenAPI document', async () => {
+  it("is not part of the API's OpenAPI document", async () => {
     const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, unknown> };
     expect(Object.keys(document.paths).filter((p) => p.startsWith('/console'))).toEqual([]);
   });

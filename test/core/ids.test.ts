@@ -7,7 +7,8 @@ describe('parseRemoteId', () => {
     expect(parseRemoteId('1')).toBe(1);
     expect(parseRemoteId('7012345678')).toBe(7012345678);
     expect(parseRemoteId(String(Number.MAX_SAFE_INTEGER))).toBe(Number.MAX_SAFE_INTEGER);
-    for (const text of ['0', '-1', '01', '1.0', '1e3', ' 1', '', String(Number.MAX_SAFE_INTEGER + 1), '12345678901234567']) expect(parseRemoteId(text)).toBeNull();
+    for (const text of ['0', '-1', '01', '1.0', '1e3', ' 1', '', String(Number.MAX_SAFE_INTEGER + 1), '12345678901234567'])
+      expect(parseRemoteId(text)).toBeNull();
   });
 });
 

@@ -8,7 +8,12 @@ describe('pushTo', () => {
     const list = map.get('a');
     pushTo(map, 'a', 2);
     pushTo(map, 'b', 3);
-    expect(map).toEqual(new Map([['a', [1, 2]], ['b', [3]]]));
+    expect(map).toEqual(
+      new Map([
+        ['a', [1, 2]],
+        ['b', [3]],
+      ]),
+    );
     expect(map.get('a')).toBe(list);
   });
 });

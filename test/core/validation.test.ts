@@ -29,7 +29,11 @@ describe('toFieldErrors', () => {
         { index: undefined, field: 'colour', below: undefined, code: 'unknown_parameter' },
       ]),
     );
-    expect(toFieldErrors(errors, 'items').map((e) => showError(e, 'items').param).sort()).toEqual(['colour', 'items[1].name', 'items[1].tags[1]']);
+    expect(
+      toFieldErrors(errors, 'items')
+        .map((e) => showError(e, 'items').param)
+        .sort(),
+    ).toEqual(['colour', 'items[1].name', 'items[1].tags[1]']);
   });
 
   it('shows the same params with or without the list named', () => {

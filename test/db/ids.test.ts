@@ -29,7 +29,13 @@ describe.runIf(TEST_DIALECT === 'postgres')('ids handed out (postgres)', () => {
     let handedOut!: (ids: number[][]) => void;
     const first = new Promise<number[][]>((resolve) => (handedOut = resolve));
     const writer = transaction(database.db, async (trx) => {
-      handedOut(await allocateIdsOf(trx, 1, [['points_events', 3], ['points_lots', 2], ['webhook_deliveries', 0]]));
+      handedOut(
+        await allocateIdsOf(trx, 1, [
+          ['points_events', 3],
+          ['points_lots', 2],
+          ['webhook_deliveries', 0],
+        ]),
+      );
       await held;
     });
     const [events, lots, deliveries] = await first;

@@ -23,7 +23,7 @@ describe.skipIf(TEST_DIALECT === 'postgres')('query planner statistics (sqlite)'
     return rows.map((row) => row.detail).join(' | ');
   };
 
-  it('reads a customer\'s events through their index once the optimize job has run', async () => {
+  it("reads a customer's events through their index once the optimize job has run", async () => {
     await createCustomers(t, 200);
     for (let b = 0; b < 10; b++) {
       const events = Array.from({ length: 1000 }, (_, e) => ({ customer_identifier: String(((b * 1000 + e) % 200) + 1), source: 'manual', points_amount: 1 }));
@@ -31,7 +31,11 @@ describe.skipIf(TEST_DIALECT === 'postgres')('query planner statistics (sqlite)'
     }
     const job = jobs.find((j) => j.name === 'optimize-database')!;
     await job.run(t.app);
-    const page = eventsQuery(t.database.db, t.shop.id, { customerRemoteId: 7 }).where('points_events.id', '>', 0).orderBy('points_events.id').limit(26).compile();
+    const page = eventsQuery(t.database.db, t.shop.id, { customerRemoteId: 7 })
+      .where('points_events.id', '>', 0)
+      .orderBy('points_events.id')
+      .limit(26)
+      .compile();
     expect(await plan(page)).toMatch(/SEARCH points_events USING INDEX points_events_customer \(shop_id=\? AND customer_remote_id=\? AND id>\?\)/);
     const res = await t.request('GET', `${API}/customers/7/points_events`, { query: { 'pagination[limit]': '100' } });
     expect(res.json().data).toHaveLength(50);

@@ -21,7 +21,9 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
   afterAll(() => t.close());
 
   const putOrder = async (id: number, customer: number | null, fields: Record<string, unknown>) => {
-    const res = await t.request('PUT', `${API}/orders/${id}`, { body: { customer_remote_id: customer, total: 100, currency: 'EUR', placed_at: new Date(t.clock.now).toISOString(), ...fields } });
+    const res = await t.request('PUT', `${API}/orders/${id}`, {
+      body: { customer_remote_id: customer, total: 100, currency: 'EUR', placed_at: new Date(t.clock.now).toISOString(), ...fields },
+    });
     expect([200, 201], res.body).toContain(res.statusCode);
     return res.json().data;
   };
@@ -31,12 +33,21 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
   it('earns once when paid, and takes back cumulatively on each refund, until the customer is where they started', async () => {
     expect(await putOrder(1, 1, { financial_status: 'pending' })).toMatchObject({ points_earned: 0 });
     expect(await customer(1)).toMatchObject({ points_balance: 0 });
-    expect(await putOrder(1, 1, { financial_status: 'paid' })).toMatchObject({ points_earned: 100, points_reversed: 0, points_unrecovered: 0, total_refunded: 0 });
+    expect(await putOrder(1, 1, { financial_status: 'paid' })).toMatchObject({
+      points_earned: 100,
+      points_reversed: 0,
+      points_unrecovered: 0,
+      total_refunded: 0,
+    });
     expect(await customer(1)).toMatchObject({ points_balance: 100, points_earned_lifetime: 100 });
     expect(await putOrder(1, 1, { financial_status: 'partially_refunded', total_refunded: 30 })).toMatchObject({ points_reversed: 30 });
     expect(await customer(1)).toMatchObject({ points_balance: 70 });
     expect(await putOrder(1, 1, { financial_status: 'partially_refunded', total_refunded: 100 })).toMatchObject({ points_reversed: 100 });
-    expect(await putOrder(1, 1, { financial_status: 'refunded', total_refunded: 100 })).toMatchObject({ points_earned: 100, points_reversed: 100, points_unrecovered: 0 });
+    expect(await putOrder(1, 1, { financial_status: 'refunded', total_refunded: 100 })).toMatchObject({
+      points_earned: 100,
+      points_reversed: 100,
+      points_unrecovered: 0,
+    });
     expect(await customer(1)).toMatchObject({ points_balance: 0, points_earned_lifetime: 0, points_spent_lifetime: 0 });
     const events = await orderEvents(1);
     expect(events.map((e: { source: string; points_amount: number }) => [e.source, e.points_amount])).toEqual([
@@ -58,7 +69,10 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
     expect(order).toMatchObject({ points_earned: 200, points_reversed: 50, points_unrecovered: 150 });
     expect(await customer(2)).toMatchObject({ points_balance: 0, points_earned_lifetime: 150, points_spent_lifetime: 150 });
     // Sent again, it changes nothing.
-    expect(await putOrder(2, 2, { financial_status: 'refunded', total: 200, total_refunded: 200 })).toMatchObject({ points_reversed: 50, points_unrecovered: 150 });
+    expect(await putOrder(2, 2, { financial_status: 'refunded', total: 200, total_refunded: 200 })).toMatchObject({
+      points_reversed: 50,
+      points_unrecovered: 150,
+    });
     expect(await orderEvents(2)).toHaveLength(2);
   });
 
@@ -100,11 +114,15 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
 
   it('follows the rule: currency, minimum, and rounding down', async () => {
     const rule = (await t.request('GET', `${API}/earning_rules`)).json().data[0];
-    expect((await t.request('PATCH', `${API}/earning_rules/${rule.id}`, { body: { points_per_unit: 3, unit_amount: 2, min_order_total: 20 } })).statusCode).toBe(200);
+    expect(
+      (await t.request('PATCH', `${API}/earning_rules/${rule.id}`, { body: { points_per_unit: 3, unit_amount: 2, min_order_total: 20 } })).statusCode,
+    ).toBe(200);
     expect(await putOrder(9, 9, { financial_status: 'paid', total: 59.99 })).toMatchObject({ points_earned: 87 });
     expect(await putOrder(10, 9, { financial_status: 'paid', total: 19.99 })).toMatchObject({ points_earned: 0 });
     expect(await putOrder(11, 9, { financial_status: 'paid', total: 500, currency: 'USD' })).toMatchObject({ points_earned: 0 });
-    const preview = await t.request('POST', `${API}/earning_rules/preview`, { body: { customer_identifier: 'customer9@example.com', total: 59.99, currency: 'EUR' } });
+    const preview = await t.request('POST', `${API}/earning_rules/preview`, {
+      body: { customer_identifier: 'customer9@example.com', total: 59.99, currency: 'EUR' },
+    });
     expect(preview.json().data).toEqual({ points: 87, credits: 0, earning_rule_id: rule.id, multiplier: 1, pending: false });
     expect(await customer(9)).toMatchObject({ points_balance: 87 });
     const unknown = await t.request('POST', `${API}/earning_rules/preview`, { body: { customer_identifier: 'nobody@example.com', total: 1, currency: 'EUR' } });
@@ -114,7 +132,9 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
     expect((await t.request('PUT', `${API}/customers/9`, { body: { email: 'customer9@example.com' }, headers: key })).statusCode).toBe(200);
     const keyed = await t.request('POST', `${API}/earning_rules/preview`, { body: { customer_identifier: '9', total: 59.99, currency: 'EUR' }, headers: key });
     expect([keyed.statusCode, keyed.headers['idempotent-replayed'], keyed.json().data.points]).toEqual([200, undefined, 87]);
-    expect((await t.request('PATCH', `${API}/earning_rules/${rule.id}`, { body: { points_per_unit: 1, unit_amount: 1, min_order_total: null } })).statusCode).toBe(200);
+    expect(
+      (await t.request('PATCH', `${API}/earning_rules/${rule.id}`, { body: { points_per_unit: 1, unit_amount: 1, min_order_total: null } })).statusCode,
+    ).toBe(200);
   });
 
   it('keeps points pending until points_pending_days after placed_at: not spendable, released on the day, cancelled by a refund before it', async () => {
@@ -126,8 +146,15 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
 
     await putOrder(21, 8, { financial_status: 'paid', total: 80 });
     expect(await customer(8)).toMatchObject({ points_pending: 130 });
-    expect(await putOrder(21, 8, { financial_status: 'partially_refunded', total: 80, total_refunded: 40 })).toMatchObject({ points_pending: 40, points_reversed: 40 });
-    expect(await putOrder(21, 8, { financial_status: 'refunded', total: 80, total_refunded: 80 })).toMatchObject({ points_pending: 0, points_reversed: 80, pending_release_at: null });
+    expect(await putOrder(21, 8, { financial_status: 'partially_refunded', total: 80, total_refunded: 40 })).toMatchObject({
+      points_pending: 40,
+      points_reversed: 40,
+    });
+    expect(await putOrder(21, 8, { financial_status: 'refunded', total: 80, total_refunded: 80 })).toMatchObject({
+      points_pending: 0,
+      points_reversed: 80,
+      pending_release_at: null,
+    });
     expect(await customer(8)).toMatchObject({ points_balance: 0, points_pending: 50 });
     expect(await orderEvents(21)).toEqual([]);
 
@@ -142,8 +169,15 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
     expect((await t.request('PATCH', `${API}/shop`, { body: { points_pending_days: 0 } })).statusCode).toBe(200);
   });
 
-  it('refuses a total_refunded above total, with the body\'s other errors, and stores nothing', async () => {
-    const body = { customer_remote_id: 9, total: 50, currency: 'EUR', placed_at: new Date(t.clock.now).toISOString(), financial_status: 'refunded', total_refunded: 50.01 };
+  it("refuses a total_refunded above total, with the body's other errors, and stores nothing", async () => {
+    const body = {
+      customer_remote_id: 9,
+      total: 50,
+      currency: 'EUR',
+      placed_at: new Date(t.clock.now).toISOString(),
+      financial_status: 'refunded',
+      total_refunded: 50.01,
+    };
     const over = await t.request('PUT', `${API}/orders/931`, { body });
     expect(over.statusCode, over.body).toBe(422);
     expect(errorOf(over).details).toEqual([{ param: 'total_refunded', code: 'exceeds_total', message: 'total_refunded must not be more than total' }]);

@@ -28,14 +28,18 @@ describe(`referrals (${TEST_DIALECT})`, () => {
   const refer = (body: Record<string, unknown>) => t.request('POST', `${API}/referrals`, { body });
   const customer = async (id: number) => (await t.request('GET', `${API}/customers/${id}`)).json().data;
   const putOrder = (id: number, customerId: number) =>
-    t.request('PUT', `${API}/orders/${id}`, { body: { customer_remote_id: customerId, total: 20, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-15T10:00:00Z' } });
+    t.request('PUT', `${API}/orders/${id}`, {
+      body: { customer_remote_id: customerId, total: 20, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-15T10:00:00Z' },
+    });
 
   it('gives every customer a referral code of their own', async () => {
     expect(adaCode).toMatch(/^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{12}$/);
     const other = (await t.request('PUT', `${API}/customers/9`, { body: { email: 'nine@example.com' } })).json().data.referral_code;
     expect(other).not.toBe(adaCode);
     // A PUT that replaces the customer keeps the code; a request cannot set it.
-    expect((await t.request('PUT', `${API}/customers/1`, { body: { email: 'adalovelace@gmail.com', first_name: 'Ada' } })).json().data.referral_code).toBe(adaCode);
+    expect((await t.request('PUT', `${API}/customers/1`, { body: { email: 'adalovelace@gmail.com', first_name: 'Ada' } })).json().data.referral_code).toBe(
+      adaCode,
+    );
     const set = await t.request('PUT', `${API}/customers/1`, { body: { email: 'adalovelace@gmail.com', referral_code: 'MINE' } });
     expect(errorOf(set).details).toEqual([expect.objectContaining({ param: 'referral_code', code: 'unknown_parameter' })]);
   });
@@ -51,12 +55,18 @@ describe(`referrals (${TEST_DIALECT})`, () => {
     expect(errorOf(unknown).details).toEqual([expect.objectContaining({ param: 'referral_code', code: 'referral_code_not_found' })]);
   });
 
-  it('completes on the friend\'s first paid order and rewards both sides once', async () => {
+  it("completes on the friend's first paid order and rewards both sides once", async () => {
     await createWebhook(t, 'referral.completed');
     const made = await refer({ referrer_remote_id: 1, referred_email: 'grace@example.com' });
     expect(made.statusCode, made.body).toBe(201);
     const referral = made.json().data;
-    expect(referral).toMatchObject({ referrer_remote_id: 1, referred_email: 'grace@example.com', status: 'pending', referred_remote_id: null, completed_at: null });
+    expect(referral).toMatchObject({
+      referrer_remote_id: 1,
+      referred_email: 'grace@example.com',
+      status: 'pending',
+      referred_remote_id: null,
+      completed_at: null,
+    });
     expect(errorOf(await refer({ referrer_remote_id: 9, referred_email: 'Grace@Example.com' }))).toMatchObject({ code: 'already_referred' });
 
     expect((await t.request('PUT', `${API}/customers/2`, { body: { email: 'Grace@example.com' } })).statusCode).toBe(201);

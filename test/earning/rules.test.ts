@@ -33,7 +33,7 @@ describe(`earning rules beside orders (${TEST_DIALECT})`, () => {
   const customer = async (id: number) => (await t.request('GET', `${API}/customers/${id}`)).json().data;
   const events = async (id: number) => (await t.request('GET', `${API}/customers/${id}/points_events`, { query: { 'pagination[limit]': '50' } })).json().data;
 
-  it('grants the signup rule once, when a customer is created, and shows it in the PUT\'s answer', async () => {
+  it("grants the signup rule once, when a customer is created, and shows it in the PUT's answer", async () => {
     const created = await put(1, { email: 'ada@example.com' });
     expect(created.statusCode).toBe(201);
     expect(created.json().data).toMatchObject({ points_balance: 25, points_earned_lifetime: 25 });
@@ -59,7 +59,10 @@ describe(`earning rules beside orders (${TEST_DIALECT})`, () => {
     t.clock.now = Date.UTC(2027, 6, 4, 9);
     expect(await grantBirthdays(t.database.db, t.clock.now)).toBe(1);
     expect(await grantBirthdays(t.database.db, t.clock.now)).toBe(0);
-    expect((await events(2)).filter((e: { source: string }) => e.source === 'birthday').map((e: { internal_note: string }) => e.internal_note)).toEqual(['Birthday 2026', 'Birthday 2027']);
+    expect((await events(2)).filter((e: { source: string }) => e.source === 'birthday').map((e: { internal_note: string }) => e.internal_note)).toEqual([
+      'Birthday 2026',
+      'Birthday 2027',
+    ]);
   });
 
   it('grants the subscription_billing rule for each succeeded billing attempt', async () => {
@@ -87,7 +90,15 @@ describe(`earning rules beside orders (${TEST_DIALECT})`, () => {
     expect(plain.imported).toBe(1);
     expect(await customer(12)).toMatchObject({ points_balance: 0 });
 
-    const order = (id: number, customerId: number) => JSON.stringify({ remote_id: id, customer_remote_id: customerId, total: 30, currency: 'EUR', financial_status: 'paid', placed_at: '2027-07-01T00:00:00Z' });
+    const order = (id: number, customerId: number) =>
+      JSON.stringify({
+        remote_id: id,
+        customer_remote_id: customerId,
+        total: 30,
+        currency: 'EUR',
+        financial_status: 'paid',
+        placed_at: '2027-07-01T00:00:00Z',
+      });
     await importRecords(t.database.db, t.shop.id, orders, readNdjson(Readable.from([`${order(900, 10)}\n${order(901, 10)}`])), t.clock.now, t.config);
     expect(await customer(10)).toMatchObject({ points_balance: 25 + 60 });
     await importRecords(t.database.db, t.shop.id, orders, readNdjson(Readable.from([order(902, 12)])), t.clock.now, t.config, { earn: false });

@@ -62,7 +62,8 @@ function contractBroken(status: number, text: string, headers: Headers | null): 
   } catch {
     return `${status} not JSON: ${text.slice(0, 200)}`;
   }
-  if (typeof error?.code !== 'string' || typeof error.message !== 'string' || error.request_id !== headers?.get('x-request-id')) return `${status} not in the error shape: ${text}`;
+  if (typeof error?.code !== 'string' || typeof error.message !== 'string' || error.request_id !== headers?.get('x-request-id'))
+    return `${status} not in the error shape: ${text}`;
   if (status === 503 && !(Number(headers?.get('retry-after')) > 0)) return `503 without Retry-After: ${text}`;
   return null;
 }
@@ -124,10 +125,15 @@ export function recoveryMs(answers: readonly Answer[], from: number): number {
 /** `loyalty verify --json` on the database: the ledger's invariants, checked by the CLI. */
 export function verify(databaseUrl: string): Promise<{ ok: boolean; discrepancies: unknown[] }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [MAIN, 'verify', '--json'], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } }, (error, stdout, stderr) => {
-      if (error && !stdout) return reject(new Error(`loyalty verify failed: ${stderr}`));
-      resolve(JSON.parse(stdout));
-    });
+    execFile(
+      process.execPath,
+      [MAIN, 'verify', '--json'],
+      { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } },
+      (error, stdout, stderr) => {
+        if (error && !stdout) return reject(new Error(`loyalty verify failed: ${stderr}`));
+        resolve(JSON.parse(stdout));
+      },
+    );
   });
 }
 

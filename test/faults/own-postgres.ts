@@ -32,7 +32,8 @@ export async function ownPostgres(): Promise<OwnPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loyalty-own-pg-'));
   const asRoot = process.getuid?.() === 0;
   if (asRoot) fs.chownSync(dir, Number((await run('id', ['-u', 'postgres'])).stdout.trim()), Number((await run('id', ['-g', 'postgres'])).stdout.trim()));
-  const pg = (command: string, ...args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(BIN, command), ...args]) : run(path.join(BIN, command), args));
+  const pg = (command: string, ...args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(BIN, command), ...args]) : run(path.join(BIN, command), args);
   const port = await freePort();
   const data = path.join(dir, 'data');
   await pg('initdb', '-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync');

@@ -97,7 +97,9 @@ describe(`a hanging webhook endpoint (${TEST_DIALECT})`, () => {
     for (const delivery of listed.json().data) {
       expect(delivery.attempts).toEqual([expect.objectContaining({ attempt: 1, status_code: null, error: `timed out after ${TIMEOUT_MS} ms` })]);
     }
-    console.log(`[fault] hanging webhook: prompt endpoint's first 6 deliveries within ${Math.round(Math.max(...fastTimes.slice(0, 6)))} ms; API writes meanwhile ${requests.map((q) => Math.round(q.ms)).join('/')} ms; hanging endpoint's 2 attempts recorded as timeouts`);
+    console.log(
+      `[fault] hanging webhook: prompt endpoint's first 6 deliveries within ${Math.round(Math.max(...fastTimes.slice(0, 6)))} ms; API writes meanwhile ${requests.map((q) => Math.round(q.ms)).join('/')} ms; hanging endpoint's 2 attempts recorded as timeouts`,
+    );
     expect(await verify(t.url)).toEqual({ ok: true, discrepancies: [] });
   });
 });
@@ -106,7 +108,10 @@ describe(`webhook deliveries served in turns (${TEST_DIALECT})`, () => {
   let t: TestContext;
   const transport = new FakeTransport();
   beforeAll(async () => {
-    t = await setup({ webhookTransport: transport.send, config: { webhooks: { deliveryIntervalMs: 0, timeoutMs: 5000, batchSize: 4, retentionDays: 30, allowPrivateUrls: false } } });
+    t = await setup({
+      webhookTransport: transport.send,
+      config: { webhooks: { deliveryIntervalMs: 0, timeoutMs: 5000, batchSize: 4, retentionDays: 30, allowPrivateUrls: false } },
+    });
   });
   afterAll(() => t?.close());
 

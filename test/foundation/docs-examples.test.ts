@@ -52,7 +52,13 @@ describe(`the examples /docs sends (${TEST_DIALECT})`, () => {
     if (Array.isArray(node)) return node.map(resolve);
     if (typeof node !== 'object' || node === null) return node;
     const ref = (node as Json).$ref;
-    if (typeof ref === 'string') return resolve(ref.split('/').slice(1).reduce((at: Json, key) => at[key], doc));
+    if (typeof ref === 'string')
+      return resolve(
+        ref
+          .split('/')
+          .slice(1)
+          .reduce((at: Json, key) => at[key], doc),
+      );
     return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, resolve(value)]));
   };
 
@@ -81,7 +87,9 @@ describe(`the examples /docs sends (${TEST_DIALECT})`, () => {
 
   it('makes every header it sends valid, Idempotency-Key included', () => {
     const ajv = addFormats(new Ajv({ strict: false, allowUnionTypes: true }));
-    const headers = operations().flatMap(({ name, op }) => ((op.parameters ?? []) as Json[]).filter((p) => p.in === 'header').map((p) => ({ name: `${name} ${p.name}`, p })));
+    const headers = operations().flatMap(({ name, op }) =>
+      ((op.parameters ?? []) as Json[]).filter((p) => p.in === 'header').map((p) => ({ name: `${name} ${p.name}`, p })),
+    );
     expect(headers.some(({ p }) => p.name === 'Idempotency-Key')).toBe(true);
     for (const { name, p } of headers) expect(ajv.validate(p.schema, example(p.schema)), name).toBe(true);
   });

@@ -17,7 +17,8 @@ describe('docs/errors.md', () => {
   it('links only to pages that exist', () => {
     for (const page of fs.readdirSync(path.join(ROOT, 'docs'))) {
       const text = fs.readFileSync(path.join(ROOT, 'docs', page), 'utf8');
-      for (const [, target] of text.matchAll(/\]\(([a-z-]+\.md)(#[a-z-]+)?\)/g)) expect(fs.existsSync(path.join(ROOT, 'docs', target!)), `${page} links ${target}`).toBe(true);
+      for (const [, target] of text.matchAll(/\]\(([a-z-]+\.md)(#[a-z-]+)?\)/g))
+        expect(fs.existsSync(path.join(ROOT, 'docs', target!)), `${page} links ${target}`).toBe(true);
     }
   });
 });

@@ -28,7 +28,11 @@ describe(`an oversized batch (${TEST_DIALECT})`, () => {
     const body = `{"points_events":[${'{},'.repeat(689_999)}{}]}`;
     expect(body.length).toBeGreaterThan(2_000_000);
     const post = () =>
-      fetch(`${server.url}${API}/points_events/batch`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+      fetch(`${server.url}${API}/points_events/batch`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      });
     // Four at once, as in the report of issue 9; before the limits came first, each took
     // 10 s and the server's memory peaked at 1.3 to 2.1 GB.
     const responses = await Promise.all([post(), post(), post(), post()]);
@@ -65,8 +69,18 @@ describe(`requests Node's parser refuses (${TEST_DIALECT})`, () => {
       ['a bad header name', 'GET /healthz HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', 400, 'malformed_request'],
       ['a NUL in a header', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n', 400, 'malformed_request'],
       ['headers over 16 KB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'headers_too_large'],
-      ['Content-Length with Transfer-Encoding', 'POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'malformed_request'],
-      ['a bad chunk', `PATCH ${API}/shop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`, 400, 'malformed_request'],
+      [
+        'Content-Length with Transfer-Encoding',
+        'POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        400,
+        'malformed_request',
+      ],
+      [
+        'a bad chunk',
+        `PATCH ${API}/shop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`,
+        400,
+        'malformed_request',
+      ],
     ];
     for (const [name, bytes, status, code] of cases) {
       const text = await sendRaw(server.port, bytes);
@@ -89,7 +103,9 @@ describe(`slow and idle clients (${TEST_DIALECT})`, () => {
   it('cuts off a body sent one byte at a time with 408 long before it is complete', async () => {
     const { server, token } = await startWithShop(TIMEOUTS);
     const connection = await connectRaw(server.port);
-    connection.socket.write(`PATCH ${API}/shop HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n`);
+    connection.socket.write(
+      `PATCH ${API}/shop HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n`,
+    );
     // 400 bytes at this pace would take 40 s.
     const drip = setInterval(() => connection.socket.writable && connection.socket.write(' '), 100);
     try {

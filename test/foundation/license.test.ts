@@ -7,6 +7,8 @@ describe('license', () => {
   it('has the LICENSE file that package.json names', () => {
     const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { license: string };
     expect(pkg.license).toBe('MIT');
-    expect(fs.readFileSync(new URL('../../LICENSE', import.meta.url), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} .+\n\nPermission is hereby granted, free of charge/);
+    expect(fs.readFileSync(new URL('../../LICENSE', import.meta.url), 'utf8')).toMatch(
+      /^MIT License\n\nCopyright \(c\) \d{4} .+\n\nPermission is hereby granted, free of charge/,
+    );
   });
 });

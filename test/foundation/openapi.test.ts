@@ -160,7 +160,16 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
   it('declares headers, error responses and parameters once, in components, and refers to them', () => {
     expect(Object.keys(doc.components.headers)).toEqual(expect.arrayContaining(['RequestId', 'Limit', 'Remaining', 'Reset', 'Replayed', 'RetryAfter']));
     expect(Object.keys(doc.components.responses)).toEqual(
-      expect.arrayContaining(['Unauthorized', 'BadRequest', 'NotFound', 'IdempotencyKeyInUse', 'PayloadTooLarge', 'UnsupportedMediaType', 'ValidationFailed', 'OtherError']),
+      expect.arrayContaining([
+        'Unauthorized',
+        'BadRequest',
+        'NotFound',
+        'IdempotencyKeyInUse',
+        'PayloadTooLarge',
+        'UnsupportedMediaType',
+        'ValidationFailed',
+        'OtherError',
+      ]),
     );
     expect(Object.keys(doc.components.parameters)).toEqual(
       expect.arrayContaining(['IdempotencyKey', 'PaginationSinceId', 'PaginationLimit', 'PaginationPage', 'PaginationPerPage', 'SortOrderDirection']),
@@ -169,7 +178,8 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
     const responses = [...operations(doc).flatMap(({ op }) => Object.values(op.responses)), ...Object.values(doc.components.responses)];
     for (const response of responses) for (const [name, header] of Object.entries(response.headers ?? {})) expect(header, name).toHaveProperty('$ref');
     for (const { where, item, op } of operations(doc)) {
-      for (const [status, response] of Object.entries(op.responses)) if (!status.startsWith('2')) expect(response.$ref, `${where} ${status}`).toMatch(/^#\/components\/responses\//);
+      for (const [status, response] of Object.entries(op.responses))
+        if (!status.startsWith('2')) expect(response.$ref, `${where} ${status}`).toMatch(/^#\/components\/responses\//);
       for (const p of [...(item.parameters ?? []), ...(op.parameters ?? [])]) {
         if (p.$ref) continue;
         expect(String(p.name), where).not.toMatch(/^(Idempotency-Key|pagination\[|sort\[order_direction\])/);
@@ -216,7 +226,10 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
 
   it('documents the path parameters of every operation', () => {
     for (const { where, path: p, item, op } of operations(doc)) {
-      const names = parametersOf(doc, item, op).filter((param) => param.in === 'path').map((param) => param.name).sort();
+      const names = parametersOf(doc, item, op)
+        .filter((param) => param.in === 'path')
+        .map((param) => param.name)
+        .sort();
       expect(names, where).toEqual([...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort());
     }
   });
@@ -230,13 +243,20 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
     expect(ids.length).toBeGreaterThan(20);
     for (const { where, schema } of ids) expect(schema, where).toMatchObject({ type: 'integer', minimum: 1 });
     const bodyOf = (where: string) => operations(doc).find((o) => o.where === where)!.op as Operation & { requestBody?: { required?: boolean } };
-    const optional = ['redemptions/{id}/use', 'redemptions/{id}/void', 'referrals/{id}/complete', 'referrals/{id}/cancel', 'points_events/{id}/reverse', 'webhooks/{id}/deliveries/{delivery_id}/retry'];
+    const optional = [
+      'redemptions/{id}/use',
+      'redemptions/{id}/void',
+      'referrals/{id}/complete',
+      'referrals/{id}/cancel',
+      'points_events/{id}/reverse',
+      'webhooks/{id}/deliveries/{delivery_id}/retry',
+    ];
     for (const p of optional) {
       expect(bodyOf(`POST ${API}/${p}`).requestBody, p).toBeDefined();
       expect(bodyOf(`POST ${API}/${p}`).requestBody!.required, p).toBeUndefined();
     }
     expect(bodyOf(`POST ${API}/points_events`).requestBody!.required).toBe(true);
-    const security = (doc as unknown as { security: unknown; components: { securitySchemes: Record<string, Json> } });
+    const security = doc as unknown as { security: unknown; components: { securitySchemes: Record<string, Json> } };
     expect(security.security).toEqual([{ bearerAuth: [] }, { tokenAuth: [] }]);
     expect(security.components.securitySchemes.tokenAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
   });
@@ -248,7 +268,11 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
         expect(names, `${where} ${status}`).toContain('X-Request-Id');
         if (!p.startsWith(API)) continue;
         const rateLimit = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
-        if (status === '401') expect(names.filter((name) => rateLimit.includes(name)), `${where} ${status}`).toEqual([]);
+        if (status === '401')
+          expect(
+            names.filter((name) => rateLimit.includes(name)),
+            `${where} ${status}`,
+          ).toEqual([]);
         else expect(names, `${where} ${status}`).toEqual(expect.arrayContaining(rateLimit));
         const replayable = !where.startsWith('GET') && !READ_ONLY_POSTS.has(where) && status.startsWith('2');
         expect(names.includes('Idempotent-Replayed'), `${where} ${status}`).toBe(replayable);

@@ -27,7 +27,9 @@ async function get(url: string, token?: string): Promise<Answer> {
 /** A request whose headers have arrived and whose body never does: in flight until closed. */
 async function stalledWrite(port: number, token: string, bytes = 100): Promise<RawConnection> {
   const connection = await connectRaw(port);
-  connection.socket.write(`PATCH ${API}/shop HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n{`);
+  connection.socket.write(
+    `PATCH ${API}/shop HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${bytes}\r\n\r\n{`,
+  );
   return connection;
 }
 
@@ -47,7 +49,8 @@ function expectShed(answer: Answer): void {
   expect(answer.headers.get('retry-after')).toBe('1');
 }
 
-const shedCount = (metrics: string, reason: string) => Number(new RegExp(`^http_requests_shed_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+const shedCount = (metrics: string, reason: string) =>
+  Number(new RegExp(`^http_requests_shed_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
 
 describe(`load shedding (${TEST_DIALECT})`, () => {
   it('answers 503 past MAX_REQUESTS_IN_FLIGHT at once, never /healthz, and counts and logs it sparingly', async () => {
@@ -67,7 +70,11 @@ describe(`load shedding (${TEST_DIALECT})`, () => {
     await untilInFlight(server.url, 0);
     expect((await get(`${server.url}${API}/shop`, token)).status).toBe(200);
 
-    const lines = server.output().stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const lines = server
+      .output()
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
     const reports = lines.filter((line) => line.msg?.startsWith('overloaded'));
     expect(reports.length).toBeGreaterThanOrEqual(1);
@@ -91,9 +98,15 @@ describe(`load shedding (${TEST_DIALECT})`, () => {
     held.socket.destroy();
   });
 
-  const batch = JSON.stringify({ points_events: Array.from({ length: 1000 }, (_, i) => ({ customer_identifier: String(i + 1), source: 'order', points_amount: 1 })) });
+  const batch = JSON.stringify({
+    points_events: Array.from({ length: 1000 }, (_, i) => ({ customer_identifier: String(i + 1), source: 'order', points_amount: 1 })),
+  });
   const postBatch = async (base: string, token: string): Promise<Answer> => {
-    const res = await fetch(`${base}${API}/points_events/batch`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: batch });
+    const res = await fetch(`${base}${API}/points_events/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: batch,
+    });
     return { status: res.status, body: await res.json(), headers: res.headers };
   };
 
@@ -144,13 +157,24 @@ describe(`start-up (${TEST_DIALECT})`, () => {
     const port = await freePort();
     // A low lag limit: the work of starting up (loading, compiling schemas) would pass it.
     const child = spawn(process.execPath, [MAIN, 'serve'], {
-      env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', LOYALTY_BOOTSTRAP: 'false', MAX_EVENT_LOOP_DELAY_MS: '250' },
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        LOYALTY_BOOTSTRAP: 'false',
+        MAX_EVENT_LOOP_DELAY_MS: '250',
+      },
       stdio: 'ignore',
     });
     try {
       const statuses: number[] = [];
       while (statuses.length < 20) {
-        const status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+        const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status !== 0) statuses.push(status);
         else if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
         else await new Promise((resolve) => setTimeout(resolve, 5));

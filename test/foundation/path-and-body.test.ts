@@ -24,13 +24,23 @@ describe(`path IDs and missing bodies (${TEST_DIALECT})`, () => {
   let operations: Operation[];
   beforeAll(async () => {
     t = await setup();
-    const doc = (await t.request('GET', '/openapi.json', { token: null })).json() as { paths: Record<string, Record<string, { requestBody?: { required?: boolean } }>> };
+    const doc = (await t.request('GET', '/openapi.json', { token: null })).json() as {
+      paths: Record<string, Record<string, { requestBody?: { required?: boolean } }>>;
+    };
     // The merchant API's operations (the storefront's take a customer token; test/storefront).
-    operations = Object.entries(doc.paths).filter(([path]) => path.startsWith(API)).flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([method]) => ['get', 'put', 'post', 'patch', 'delete'].includes(method))
-        .map(([method, op]) => ({ method: method.toUpperCase() as Method, path, params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!), body: op.requestBody !== undefined, optional: op.requestBody !== undefined && op.requestBody.required !== true })),
-    );
+    operations = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith(API))
+      .flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => ['get', 'put', 'post', 'patch', 'delete'].includes(method))
+          .map(([method, op]) => ({
+            method: method.toUpperCase() as Method,
+            path,
+            params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
+            body: op.requestBody !== undefined,
+            optional: op.requestBody !== undefined && op.requestBody.required !== true,
+          })),
+      );
   });
   afterAll(() => t.close());
 
@@ -41,7 +51,11 @@ describe(`path IDs and missing bodies (${TEST_DIALECT})`, () => {
     expect(withParams.length).toBeGreaterThan(20);
     for (const op of withParams) {
       for (const bad of ['abc', '0', '-1', '1.5', '9007199254740992']) {
-        const res = await t.request(op.method, fill(op.path, () => bad), op.body ? { body: { no_such_field: 1 } } : {});
+        const res = await t.request(
+          op.method,
+          fill(op.path, () => bad),
+          op.body ? { body: { no_such_field: 1 } } : {},
+        );
         expect(res.statusCode, `${op.method} ${op.path} with ${bad}: ${res.body}`).toBe(400);
         const error = errorOf(res);
         expect(error.code).toBe('invalid_parameter');
@@ -62,7 +76,11 @@ describe(`path IDs and missing bodies (${TEST_DIALECT})`, () => {
     ]);
     const neither = await t.request('GET', `${API}/customers/abc/points_events`);
     expect(errorOf(neither).details).toEqual([
-      { param: 'customer_identifier', code: 'invalid_format', message: 'customer_identifier must be a remote_id (a positive integer below 2^53) or an e-mail address' },
+      {
+        param: 'customer_identifier',
+        code: 'invalid_format',
+        message: 'customer_identifier must be a remote_id (a positive integer below 2^53) or an e-mail address',
+      },
     ]);
   });
 

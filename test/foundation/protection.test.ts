@@ -75,7 +75,7 @@ const redisUp = await redisAnswers();
 if (!redisUp) process.stdout.write(`Skipping the shared rate-limit test: Redis does not answer a ping at ${REDIS_URL}\n`);
 
 describe.runIf(redisUp)(`rate limit shared through Redis (${TEST_DIALECT})`, () => {
-  it('counts a shop\'s requests across two app instances', async () => {
+  it("counts a shop's requests across two app instances", async () => {
     const t = await setup({ config: { rateLimit: { max: 4, windowMs: WINDOW_MS, redisUrl: REDIS_URL } } });
     const secondDb = connect(t.url);
     const second = await buildApp(t.config, { database: secondDb });

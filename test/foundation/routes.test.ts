@@ -20,7 +20,11 @@ const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
 function apiRoutes(document: { paths: Record<string, Record<string, unknown>> }): Route[] {
   return Object.entries(document.paths)
     .filter(([path]) => path.startsWith(API))
-    .flatMap(([path, item]) => Object.keys(item).filter((m) => METHODS.has(m)).map((m) => ({ method: m.toUpperCase() as Method, path })));
+    .flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => METHODS.has(m))
+        .map((m) => ({ method: m.toUpperCase() as Method, path })),
+    );
 }
 
 /** A concrete URL for a templated path; any value will do, auth comes before everything else. */
@@ -108,7 +112,7 @@ describe(`the shop a token belongs to (${TEST_DIALECT})`, () => {
   });
   afterAll(() => t.close());
 
-  it('shows only the token\'s own shop', async () => {
+  it("shows only the token's own shop", async () => {
     const b = await t.createShop({ name: 'Shop B', per_event_expiry: true });
     const mine = (await t.request('GET', `${API}/shop`)).json().data;
     const theirs = (await t.request('GET', `${API}/shop`, { token: b.token })).json().data;
@@ -116,7 +120,7 @@ describe(`the shop a token belongs to (${TEST_DIALECT})`, () => {
     expect(theirs).toMatchObject({ id: b.shop.id, name: 'Shop B', points_expiry_days: null, per_event_expiry: true });
   });
 
-  it('changes only the token\'s own shop', async () => {
+  it("changes only the token's own shop", async () => {
     const b = await t.createShop({ name: 'Shop B2' });
     const patched = await t.request('PATCH', `${API}/shop`, { token: b.token, body: { name: 'Renamed B2', points_expiry_days: 90 } });
     expect(patched.statusCode).toBe(200);
@@ -125,7 +129,7 @@ describe(`the shop a token belongs to (${TEST_DIALECT})`, () => {
     expect(mine).toMatchObject({ id: t.shop.id, name: 'Shop A', points_expiry_days: 30 });
   });
 
-  it('keeps a shop\'s other tokens working when one is revoked', async () => {
+  it("keeps a shop's other tokens working when one is revoked", async () => {
     const second = await createToken(t.database.db, t.shop.id, 'second', t.clock.now);
     await revokeToken(t.database.db, t.shop.id, second.row.id, t.clock.now);
     expect((await t.request('GET', `${API}/shop`, { token: second.token })).statusCode).toBe(401);

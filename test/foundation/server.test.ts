@@ -95,7 +95,10 @@ describe(`shutdown (${TEST_DIALECT})`, () => {
     // Wait until the server has stopped taking new requests, so the request really is in flight
     // during shutdown.
     for (;;) {
-      const status = await fetch(`${server.url}/healthz`).then((r) => r.status, () => 0);
+      const status = await fetch(`${server.url}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status !== 200) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

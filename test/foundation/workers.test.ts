@@ -117,9 +117,17 @@ describe(`loyalty serve --workers (${TEST_DIALECT})`, () => {
     });
     receivers.push(receiver);
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const server = await start(url, { WORKERS: '2', WEBHOOK_DELIVERY_INTERVAL_MS: '20', WEBHOOK_BATCH_SIZE: '3', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }, { capture: true });
+    const server = await start(
+      url,
+      { WORKERS: '2', WEBHOOK_DELIVERY_INTERVAL_MS: '20', WEBHOOK_BATCH_SIZE: '3', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+      { capture: true },
+    );
     const call = (method: string, path: string, body: unknown) =>
-      fetch(`${server.url}${API}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${server.url}${API}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const hook = await call('POST', '/webhooks', { topic: 'customer.created', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
     expect(hook.status).toBe(201);
     for (let id = 1; id <= 40; id++) expect((await call('PUT', `/customers/${id}`, { email: `c${id}@example.com` })).status).toBe(201);

@@ -61,12 +61,15 @@ export async function setup(options: SetupOptions = {}): Promise<TestContext> {
   const testDb: TestDatabase = await createTestDatabase();
   const clock = new TestClock(options.now);
   // Many tests send unknown tokens from the one address of app.inject; the limit has tests of its own.
-  const config = loadConfig({ LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', AUTH_FAILURES_MAX: '1000000' }, {
-    databaseUrl: testDb.url,
-    bootstrap: false,
-    expirySweepIntervalMs: 0,
-    ...options.config,
-  });
+  const config = loadConfig(
+    { LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', AUTH_FAILURES_MAX: '1000000' },
+    {
+      databaseUrl: testDb.url,
+      bootstrap: false,
+      expirySweepIntervalMs: 0,
+      ...options.config,
+    },
+  );
   const database = connect(testDb.url);
   await migrateToLatest(database.db);
   const app = await buildApp(config, {
@@ -112,7 +115,13 @@ export async function setup(options: SetupOptions = {}): Promise<TestContext> {
 }
 
 /** Asserts the documented error shape and returns the error. */
-export function errorOf(response: LightMyRequestResponse): { type: string; code: string; message: string; request_id: string; details?: { param: string; code: string; message: string }[] } {
+export function errorOf(response: LightMyRequestResponse): {
+  type: string;
+  code: string;
+  message: string;
+  request_id: string;
+  details?: { param: string; code: string; message: string }[];
+} {
   const body = response.json();
   if (!body || typeof body.error !== 'object') throw new Error(`expected an error body, got ${response.body}`);
   return body.error;

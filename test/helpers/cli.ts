@@ -54,9 +54,14 @@ export async function cliContext(): Promise<CliContext> {
 
   const run = (...args: string[]) =>
     new Promise<CliResult>((resolve) => {
-      execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' }, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [MAIN, ...args],
+        { env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'silent' }, maxBuffer: 64 << 20 },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        },
+      );
     });
   const ok = async (...args: string[]) => {
     const result = await run(...args);
@@ -68,7 +73,10 @@ export async function cliContext(): Promise<CliContext> {
   await ok('migrate');
   const database = connect(url);
   // No shedding: the CLI tests run beside others on a loaded machine; overload has tests of its own.
-  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0' }, { databaseUrl: url, bootstrap: false, expirySweepIntervalMs: 0 }), { database });
+  const app = await buildApp(
+    loadConfig({ LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0' }, { databaseUrl: url, bootstrap: false, expirySweepIntervalMs: 0 }),
+    { database },
+  );
 
   const get = async (token: string, pathAndQuery: string) => {
     const res = await app.inject({ method: 'GET', url: `${API}/${pathAndQuery}`, headers: { authorization: `Bearer ${token}` } });

@@ -15,7 +15,11 @@ export function rss(pid: number): number {
 }
 
 export async function send(base: string, token: string, method: string, path: string, body: unknown): Promise<void> {
-  const res = await fetch(`${base}${API}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}${API}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
 }
 
@@ -46,4 +50,3 @@ export function readSlowly(base: string, token: string, path: string): Promise<D
       .on('error', reject);
   });
 }
-

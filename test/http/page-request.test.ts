@@ -28,7 +28,9 @@ describe('parsePageRequest', () => {
   });
 
   it('chooses offset mode whenever per_page is given, and ignores the cursor parameters then', () => {
-    expect(parse('pagination[per_page]=50&pagination[since_id]=x&pagination[limit]=0&pagination[page]=3&sort[order_type]=created_at&sort[order_direction]=desc')).toEqual({
+    expect(
+      parse('pagination[per_page]=50&pagination[since_id]=x&pagination[limit]=0&pagination[page]=3&sort[order_type]=created_at&sort[order_direction]=desc'),
+    ).toEqual({
       mode: 'offset',
       page: 3,
       perPage: 50,
@@ -55,6 +57,8 @@ describe('parsePageRequest', () => {
   });
 
   it('refuses a parameter given twice', () => {
-    expect(refused('pagination[limit]=1&pagination[limit]=2')).toEqual([{ param: 'pagination[limit]', code: 'repeated', message: 'pagination[limit] must be given once' }]);
+    expect(refused('pagination[limit]=1&pagination[limit]=2')).toEqual([
+      { param: 'pagination[limit]', code: 'repeated', message: 'pagination[limit] must be given once' },
+    ]);
   });
 });

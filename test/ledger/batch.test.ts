@@ -12,7 +12,12 @@ describe(`points events in a batch (${TEST_DIALECT})`, () => {
   });
   afterAll(() => t.close());
 
-  const grant = (customer: string, points: unknown, extra: object = {}) => ({ customer_identifier: customer, source: 'manual', points_amount: points, ...extra });
+  const grant = (customer: string, points: unknown, extra: object = {}) => ({
+    customer_identifier: customer,
+    source: 'manual',
+    points_amount: points,
+    ...extra,
+  });
 
   it('answers 201 with the events in request order and running balances', async () => {
     const res = await postBatch(t, [grant('1', 10), grant('2', 20), grant('customer1@example.com', 5, { credits_amount: 0.5 })]);
@@ -101,7 +106,10 @@ describe(`points events in a batch (${TEST_DIALECT})`, () => {
   });
 
   it('takes exactly 1000 events', async () => {
-    const res = await postBatch(t, Array.from({ length: 1000 }, (_, i) => grant(String((i % 5) + 1), 1)));
+    const res = await postBatch(
+      t,
+      Array.from({ length: 1000 }, (_, i) => grant(String((i % 5) + 1), 1)),
+    );
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toHaveLength(1000);
   });

@@ -15,8 +15,15 @@ const taken = (consumptions: { lot: Lot; amount: number }[]) => consumptions.map
 describe('LotQueue', () => {
   it('takes stored lots in order, going on where the last deduction stopped', () => {
     const queue = new LotQueue([stored(3, 5, 2000), stored(1, 5, 3000), stored(2, 5, 3000), stored(4, 5, NEVER), stored(5, 5, NEVER)], true);
-    expect(taken(queue.consume(7, NOW))).toEqual([['s3', 5], ['s1', 2]]);
-    expect(taken(queue.consume(10, NOW))).toEqual([['s1', 3], ['s2', 5], ['s4', 2]]);
+    expect(taken(queue.consume(7, NOW))).toEqual([
+      ['s3', 5],
+      ['s1', 2],
+    ]);
+    expect(taken(queue.consume(10, NOW))).toEqual([
+      ['s1', 3],
+      ['s2', 5],
+      ['s4', 2],
+    ]);
   });
 
   it('merges fresh lots: earlier expiry first, stored before fresh on equal expiry, skips expired fresh lots', () => {
@@ -25,7 +32,13 @@ describe('LotQueue', () => {
     queue.add(fresh(1, 5, 3000));
     queue.add(fresh(2, 5, 500));
     queue.add(fresh(3, 5, 2000));
-    expect(taken(queue.consume(22, NOW))).toEqual([['f3', 5], ['s1', 5], ['f1', 5], ['s2', 5], ['f0', 2]]);
+    expect(taken(queue.consume(22, NOW))).toEqual([
+      ['f3', 5],
+      ['s1', 5],
+      ['f1', 5],
+      ['s2', 5],
+      ['f0', 2],
+    ]);
   });
 
   it('knows the lots read are all there are, or that they were not read far enough', () => {

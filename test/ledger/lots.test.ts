@@ -79,12 +79,7 @@ describe(`lots: first-expiring first, and expiry (${TEST_DIALECT})`, () => {
     expect(await sweep(t)).toBe(1);
     const lots = await lotsOf(t, 1);
     expect(lots.map((l) => l.remaining)).toEqual([0, 0, 10, 0]);
-    const list = await t.database.db
-      .selectFrom('points_events')
-      .selectAll()
-      .where('shop_id', '=', t.shop.id)
-      .where('source', '=', 'expiration')
-      .execute();
+    const list = await t.database.db.selectFrom('points_events').selectAll().where('shop_id', '=', t.shop.id).where('source', '=', 'expiration').execute();
     expect(list).toHaveLength(1);
     const expiration = list[0]!;
     expect(Number(expiration.points_amount)).toBe(-5);
@@ -96,7 +91,12 @@ describe(`lots: first-expiring first, and expiry (${TEST_DIALECT})`, () => {
   });
 
   it('explains every change: the ledger sums to the balance once swept', async () => {
-    const rows = await t.database.db.selectFrom('points_events').select(['points_amount']).where('shop_id', '=', t.shop.id).where('customer_remote_id', '=', 1).execute();
+    const rows = await t.database.db
+      .selectFrom('points_events')
+      .select(['points_amount'])
+      .where('shop_id', '=', t.shop.id)
+      .where('customer_remote_id', '=', 1)
+      .execute();
     expect(rows.reduce((sum, r) => sum + Number(r.points_amount), 0)).toBe((await balanceOf(t, 1)).points);
   });
 
@@ -147,9 +147,15 @@ describe(`lots: sweeps racing sweeps and deductions (${TEST_DIALECT})`, () => {
 
   it('writes each expiration once and never lets a lot be both spent and expired', async () => {
     const customers = Array.from({ length: 20 }, (_, i) => String(i + 1));
-    await postBatch(t, customers.map((c) => ({ customer_identifier: c, source: 'manual', points_amount: 10 })));
+    await postBatch(
+      t,
+      customers.map((c) => ({ customer_identifier: c, source: 'manual', points_amount: 10 })),
+    );
     t.clock.advance(DAY / 2);
-    await postBatch(t, customers.map((c) => ({ customer_identifier: c, source: 'manual', points_amount: 5 })));
+    await postBatch(
+      t,
+      customers.map((c) => ({ customer_identifier: c, source: 'manual', points_amount: 5 })),
+    );
     t.clock.advance(DAY / 2);
     // The first grants have expired; the second ones (5 each) are all that can be spent.
     const [a, b, spends] = await Promise.all([

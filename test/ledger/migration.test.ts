@@ -25,7 +25,12 @@ describe(`migration 005: stored balances of an existing ledger (${TEST_DIALECT})
 
   it('computes balances, lifetime totals and the next expiry from the lots and events', async () => {
     const db = database.db;
-    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => migrations },
+      migrationTableName: 'schema_migrations',
+      migrationLockTableName: 'schema_migrations_lock',
+    });
     const { error } = await migrator.migrateTo('004_webhooks');
     expect(error).toBeUndefined();
 
@@ -63,13 +68,49 @@ describe(`migration 005: stored balances of an existing ledger (${TEST_DIALECT})
     await migrateToLatest(db);
     const rows = await db
       .selectFrom('customers')
-      .select(['remote_id', 'points_balance', 'credits_balance', 'points_earned_lifetime', 'points_spent_lifetime', 'next_expiry_at', 'next_expiry_points', 'next_expiry_credits'])
+      .select([
+        'remote_id',
+        'points_balance',
+        'credits_balance',
+        'points_earned_lifetime',
+        'points_spent_lifetime',
+        'next_expiry_at',
+        'next_expiry_points',
+        'next_expiry_credits',
+      ])
       .orderBy('remote_id')
       .execute();
     expect(rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === null ? null : Number(v)])))).toEqual([
-      { remote_id: 1, points_balance: 40, credits_balance: 1500, points_earned_lifetime: 160, points_spent_lifetime: 120, next_expiry_at: T0 + 10, next_expiry_points: 10, next_expiry_credits: 0 },
-      { remote_id: 2, points_balance: 0, credits_balance: 0, points_earned_lifetime: 7, points_spent_lifetime: 0, next_expiry_at: null, next_expiry_points: 0, next_expiry_credits: 0 },
-      { remote_id: 3, points_balance: 0, credits_balance: 0, points_earned_lifetime: 0, points_spent_lifetime: 0, next_expiry_at: null, next_expiry_points: 0, next_expiry_credits: 0 },
+      {
+        remote_id: 1,
+        points_balance: 40,
+        credits_balance: 1500,
+        points_earned_lifetime: 160,
+        points_spent_lifetime: 120,
+        next_expiry_at: T0 + 10,
+        next_expiry_points: 10,
+        next_expiry_credits: 0,
+      },
+      {
+        remote_id: 2,
+        points_balance: 0,
+        credits_balance: 0,
+        points_earned_lifetime: 7,
+        points_spent_lifetime: 0,
+        next_expiry_at: null,
+        next_expiry_points: 0,
+        next_expiry_credits: 0,
+      },
+      {
+        remote_id: 3,
+        points_balance: 0,
+        credits_balance: 0,
+        points_earned_lifetime: 0,
+        points_spent_lifetime: 0,
+        next_expiry_at: null,
+        next_expiry_points: 0,
+        next_expiry_credits: 0,
+      },
     ]);
     expect(await verifyLedger(db, null)).toEqual([]);
   });

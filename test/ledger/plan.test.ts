@@ -24,9 +24,15 @@ const balances = (b: Partial<Omit<Balances, 'stored'>> & { stored?: Partial<Bala
 };
 
 const entry = (fields: Partial<EntryFields> & Pick<EntryFields, 'source' | 'points'>): EntryFields => ({ appliedAt: NOW, ...fields });
-const to = (remoteId: number, fields: Partial<EntryFields> & Pick<EntryFields, 'source' | 'points'>): Posting => posting({ remoteId, email: null }, entry(fields));
+const to = (remoteId: number, fields: Partial<EntryFields> & Pick<EntryFields, 'source' | 'points'>): Posting =>
+  posting({ remoteId, email: null }, entry(fields));
 
-function plan(postings: Posting[], customers: Map<number, Balances>, lots: Record<string, { id: number; remaining: number; key: number }[]> = {}, now = NOW): LedgerPlan {
+function plan(
+  postings: Posting[],
+  customers: Map<number, Balances>,
+  lots: Record<string, { id: number; remaining: number; key: number }[]> = {},
+  now = NOW,
+): LedgerPlan {
   const read = new Map<string, LotsRead>(Object.entries(lots).map(([key, list]) => [key, { lots: list, complete: true }]));
   return planPostings({ now, postings, balances: customers, lots: read, window: WINDOW });
 }
@@ -43,14 +49,26 @@ describe('planPostings', () => {
       { id: 13, remaining: 10, key: NEVER },
     ];
     const p = plan(
-      [to(1, { source: 'order', points: 10, expiresAt: NOW + 9 * DAY }), to(1, { source: 'order', points: 10, expiresAt: NOW + 2 * DAY }), to(1, { source: 'refund', points: -35 })],
+      [
+        to(1, { source: 'order', points: 10, expiresAt: NOW + 9 * DAY }),
+        to(1, { source: 'order', points: 10, expiresAt: NOW + 2 * DAY }),
+        to(1, { source: 'refund', points: -35 }),
+      ],
       customers,
       { [lotsKey(1, 'points')]: stored },
     );
     expect(p.failures).toEqual([]);
-    expect(taken(p)).toEqual([['f1', 10], [11, 10], [12, 10], ['f0', 5]]);
+    expect(taken(p)).toEqual([
+      ['f1', 10],
+      [11, 10],
+      [12, 10],
+      ['f0', 5],
+    ]);
     expect(p.events.map((e) => e.pointsBalance)).toEqual([40, 50, 15]);
-    expect(p.storedLots.map((l) => [l.id, l.remaining])).toEqual([[11, 0], [12, 0]]);
+    expect(p.storedLots.map((l) => [l.id, l.remaining])).toEqual([
+      [11, 0],
+      [12, 0],
+    ]);
     const [c] = p.customers;
     expect([c!.storedPoints, c!.spent, c!.earned]).toEqual([15, 35, 20]);
     // The earliest stored lots were emptied: what expires next is read again after the write.
@@ -59,7 +77,10 @@ describe('planPostings', () => {
 
   it('refuses a deduction the balance cannot cover, and plans nothing to write', () => {
     const customers = new Map([[1, balances({ points: 5, credits: 120 })]]);
-    const p = plan([to(1, { source: 'order', points: 3 }), to(1, { source: 'refund', points: -9, credits: -121 })], customers, { [lotsKey(1, 'points')]: [], [lotsKey(1, 'credits')]: [] });
+    const p = plan([to(1, { source: 'order', points: 3 }), to(1, { source: 'refund', points: -9, credits: -121 })], customers, {
+      [lotsKey(1, 'points')]: [],
+      [lotsKey(1, 'credits')]: [],
+    });
     expect(p.failures).toEqual([
       { index: 1, field: 'points_amount', code: 'insufficient_balance', message: 'The customer has 8 points available; cannot deduct 9' },
       { index: 1, field: 'credits_amount', code: 'insufficient_balance', message: 'The customer has 1.20 credits available; cannot deduct 1.21' },
@@ -100,14 +121,28 @@ describe('planPostings', () => {
       own: [],
     };
     const undo = plan([{ ...to(1, { source: 'reversal', points: 8, reversesEventId: 30 }), reversal: back }], customers);
-    expect(taken(undo)).toEqual([[1, -5], [2, -3]]);
-    expect(undo.storedLots.map((l) => [l.id, l.remaining])).toEqual([[1, 5], [2, 10]]);
+    expect(taken(undo)).toEqual([
+      [1, -5],
+      [2, -3],
+    ]);
+    expect(undo.storedLots.map((l) => [l.id, l.remaining])).toEqual([
+      [1, 5],
+      [2, 10],
+    ]);
     expect([undo.customers[0]!.points, undo.customers[0]!.spent]).toEqual([20, 0]);
 
     const own: ReversalPlan = { restores: [], own: [{ id: 3, kind: 'points', remaining: 4, key: NEVER }] };
-    const fifo = { [lotsKey(1, 'points')]: [{ id: 2, remaining: 7, key: NOW + DAY }, { id: 3, remaining: 4, key: NEVER }] };
+    const fifo = {
+      [lotsKey(1, 'points')]: [
+        { id: 2, remaining: 7, key: NOW + DAY },
+        { id: 3, remaining: 4, key: NEVER },
+      ],
+    };
     const grant = plan([{ ...to(1, { source: 'reversal', points: -6, reversesEventId: 31, earnedAt: NOW - DAY }), reversal: own }], customers, fifo);
-    expect(taken(grant)).toEqual([[3, 4], [2, 2]]);
+    expect(taken(grant)).toEqual([
+      [3, 4],
+      [2, 2],
+    ]);
     expect([grant.customers[0]!.points, grant.customers[0]!.earned]).toEqual([6, 14]);
   });
 
@@ -131,8 +166,14 @@ describe('planPostings', () => {
   });
 
   it('reads stored lots only as far as the deductions reach', () => {
-    const customers = new Map([[1, balances({ points: 100, credits: 50 })], [2, balances({ points: 0 })]]);
-    const reach = deductionReach([to(1, { source: 'refund', points: -12 }), to(1, { source: 'refund', points: -3 }), to(2, { source: 'refund', points: -1 })], customers);
+    const customers = new Map([
+      [1, balances({ points: 100, credits: 50 })],
+      [2, balances({ points: 0 })],
+    ]);
+    const reach = deductionReach(
+      [to(1, { source: 'refund', points: -12 }), to(1, { source: 'refund', points: -3 }), to(2, { source: 'refund', points: -1 })],
+      customers,
+    );
     expect([...reach.values()]).toEqual([{ remoteId: 1, kind: 'points', amount: 15 }]);
     expect(lotsToRead(reach, new Map(), NOW)).toEqual([{ key: '1:points', remoteId: 1, kind: 'points', afterKey: NOW, afterId: NEVER }]);
     const some = { lots: [{ id: 5, remaining: 10, key: NOW + DAY }], complete: false };
@@ -185,7 +226,14 @@ class Ledger {
       const live = (kind: Kind) => this.lots.filter((l) => l.customer === id && l.kind === kind && l.key > now).reduce((s, l) => s + l.remaining, 0);
       const held = this.lots.filter((l) => l.customer === id && l.remaining > 0 && l.key !== NEVER);
       const at = Math.min(...held.map((l) => l.key));
-      const next = held.length === 0 ? null : { at, points: held.filter((l) => l.key === at && l.kind === 'points').reduce((s, l) => s + l.remaining, 0), credits: held.filter((l) => l.key === at && l.kind === 'credits').reduce((s, l) => s + l.remaining, 0) };
+      const next =
+        held.length === 0
+          ? null
+          : {
+              at,
+              points: held.filter((l) => l.key === at && l.kind === 'points').reduce((s, l) => s + l.remaining, 0),
+              credits: held.filter((l) => l.key === at && l.kind === 'credits').reduce((s, l) => s + l.remaining, 0),
+            };
       out.set(id, { ...stored, points: live('points'), credits: live('credits'), stored: { ...stored.stored, nextExpiry: next } });
     }
     return out;
@@ -198,7 +246,9 @@ class Ledger {
     for (let cursors = lotsToRead(reach, out, now), limit = 2; cursors.length > 0; cursors = lotsToRead(reach, out, now)) {
       for (const c of cursors) {
         const open = this.lots
-          .filter((l) => l.customer === c.remoteId && l.kind === c.kind && l.remaining > 0 && (l.key > c.afterKey || (l.key === c.afterKey && l.id > c.afterId)))
+          .filter(
+            (l) => l.customer === c.remoteId && l.kind === c.kind && l.remaining > 0 && (l.key > c.afterKey || (l.key === c.afterKey && l.id > c.afterId)),
+          )
           .sort((a, b) => a.key - b.key || a.id - b.id)
           .slice(0, limit);
         const sofar = out.get(c.key) ?? { lots: [], complete: false };
@@ -234,7 +284,17 @@ class Ledger {
     for (const c of p.customers) {
       for (const [day, points] of c.earnedDays) this.days.set(`${c.remoteId}:${day}`, (this.days.get(`${c.remoteId}:${day}`) ?? 0) + points);
       const stored = { points: c.storedPoints, credits: c.storedCredits, nextExpiry: null };
-      this.customers.set(c.remoteId, { ...c.before, points: c.points, credits: c.credits, earnedLifetime: c.earned, spentLifetime: c.spent, earnedWindow: c.window, windowFrom: c.windowFrom, pending: c.pending, stored });
+      this.customers.set(c.remoteId, {
+        ...c.before,
+        points: c.points,
+        credits: c.credits,
+        earnedLifetime: c.earned,
+        spentLifetime: c.spent,
+        earnedWindow: c.window,
+        windowFrom: c.windowFrom,
+        pending: c.pending,
+        stored,
+      });
     }
     for (const e of p.events) if (e.posting.entry.reversesEventId) this.reversed.add(e.posting.entry.reversesEventId);
   }
@@ -296,7 +356,10 @@ const step = fc.record({
   expiresInDays: fc.option(fc.integer({ min: 1, max: 20 })),
   pick: fc.nat(),
 });
-const batches = fc.array(fc.record({ advanceDays: fc.integer({ min: 0, max: 6 }), steps: fc.array(step, { minLength: 1, maxLength: 8 }) }), { minLength: 1, maxLength: 12 });
+const batches = fc.array(fc.record({ advanceDays: fc.integer({ min: 0, max: 6 }), steps: fc.array(step, { minLength: 1, maxLength: 8 }) }), {
+  minLength: 1,
+  maxLength: 12,
+});
 
 describe('planPostings, played at random against an in-memory ledger', () => {
   it('keeps every invariant loyalty verify checks, and writes nothing for a failing batch', () => {
@@ -313,7 +376,14 @@ describe('planPostings, played at random against an in-memory ledger', () => {
               const open = ledger.events.filter((e) => e.source !== 'reversal' && !e.clawback && !ledger.reversed.has(e.id));
               const target = open[s.pick % Math.max(1, open.length)];
               if (target === undefined || postings.length > 0) continue;
-              const undo = to(target.customer, { source: 'reversal', points: -target.points, credits: -target.credits, appliedAt: now, earnedAt: target.appliedAt, reversesEventId: target.id });
+              const undo = to(target.customer, {
+                source: 'reversal',
+                points: -target.points,
+                credits: -target.credits,
+                appliedAt: now,
+                earnedAt: target.appliedAt,
+                reversesEventId: target.id,
+              });
               postings.push({ ...undo, reversal: ledger.reversalOf(target.id) });
               break;
             }
@@ -321,7 +391,16 @@ describe('planPostings, played at random against an in-memory ledger', () => {
             const sign = s.what === 'grant' ? 1 : -1;
             if (s.points === 0 && s.credits === 0) continue;
             const expiresAt = s.what === 'grant' && s.expiresInDays !== null ? now + s.expiresInDays * DAY : null;
-            postings.push(to(s.customer, { source: s.what === 'grant' ? 'order' : 'refund', points: sign * s.points, credits: sign * s.credits, appliedAt: now, expiresAt, clawback: s.what === 'clawback' }));
+            postings.push(
+              to(s.customer, {
+                source: s.what === 'grant' ? 'order' : 'refund',
+                points: sign * s.points,
+                credits: sign * s.credits,
+                appliedAt: now,
+                expiresAt,
+                clawback: s.what === 'clawback',
+              }),
+            );
           }
           if (postings.length === 0) continue;
           const read = ledger.read(now);

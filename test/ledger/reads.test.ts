@@ -29,7 +29,12 @@ describe(`reading the ledger (${TEST_DIALECT})`, () => {
   it('retrieves one event, and 404s for unknown ids and other shops', async () => {
     const res = await list(`points_events/${ids[0]}`);
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toMatchObject({ id: ids[0], source: 'order', points_amount: 10, customer: { remote_id: 1, email: 'customer1@example.com', points_balance: 10 } });
+    expect(res.json().data).toMatchObject({
+      id: ids[0],
+      source: 'order',
+      points_amount: 10,
+      customer: { remote_id: 1, email: 'customer1@example.com', points_balance: 10 },
+    });
     expect((await list('points_events/999999')).statusCode).toBe(404);
     for (const id of ['abc', '0', '-1']) expect(errorOf(await list(`points_events/${id}`)).code).toBe('invalid_parameter');
     const other = await t.createShop();
@@ -90,7 +95,7 @@ describe(`reading the ledger (${TEST_DIALECT})`, () => {
     }
   });
 
-  it('lists one customer\'s events, by remote_id or e-mail', async () => {
+  it("lists one customer's events, by remote_id or e-mail", async () => {
     for (const identifier of ['1', 'CUSTOMER1@example.com']) {
       const res = await list(`customers/${encodeURIComponent(identifier)}/points_events`);
       expect(res.statusCode).toBe(200);

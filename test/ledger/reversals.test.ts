@@ -24,20 +24,33 @@ describe(`reversals (${TEST_DIALECT})`, () => {
   const event = async (id: number) => (await t.request('GET', `${API}/points_events/${id}`)).json().data;
 
   it('gives a deduction back to the very lots it took, which then expire on their own dates', async () => {
-    const grants = (await postBatch(t, [
-      { customer_identifier: '1', source: 'manual', points_amount: 100, expires_at: at(10) },
-      { customer_identifier: '1', source: 'manual', points_amount: 100, expires_at: at(300) },
-    ])).json().data;
+    const grants = (
+      await postBatch(t, [
+        { customer_identifier: '1', source: 'manual', points_amount: 100, expires_at: at(10) },
+        { customer_identifier: '1', source: 'manual', points_amount: 100, expires_at: at(300) },
+      ])
+    ).json().data;
     const spent = (await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: -150 })).json().data;
     expect(await customer(1)).toMatchObject({ points_balance: 50, points_spent_lifetime: 150 });
 
     const res = await reverse(spent.id, { external_note: 'Refunded at the till' });
     expect(res.statusCode).toBe(201);
     const reversal = res.json().data;
-    expect(reversal).toMatchObject({ source: 'reversal', points_amount: 150, reverses_event_id: spent.id, external_note: 'Refunded at the till', internal_note: `Reverses points event ${spent.id}` });
+    expect(reversal).toMatchObject({
+      source: 'reversal',
+      points_amount: 150,
+      reverses_event_id: spent.id,
+      external_note: 'Refunded at the till',
+      internal_note: `Reverses points event ${spent.id}`,
+    });
     expect(reversal.customer.points_balance).toBe(200);
     expect(await event(spent.id)).toMatchObject({ reversed_by_event_id: reversal.id, reverses_event_id: null });
-    expect(await customer(1)).toMatchObject({ points_balance: 200, points_spent_lifetime: 0, points_earned_lifetime: 200, next_expiry: { points: 100, expires_at: at(10) } });
+    expect(await customer(1)).toMatchObject({
+      points_balance: 200,
+      points_spent_lifetime: 0,
+      points_earned_lifetime: 200,
+      next_expiry: { points: 100, expires_at: at(10) },
+    });
 
     // The 10-day lot has all its points again, and they expire on day 10, not later.
     t.clock.advance(10 * DAY);
@@ -49,10 +62,12 @@ describe(`reversals (${TEST_DIALECT})`, () => {
   });
 
   it('takes a grant back from its own lot first, then first-expiring first, and never below zero', async () => {
-    const [older, grant] = (await postBatch(t, [
-      { customer_identifier: '2', source: 'manual', points_amount: 40, expires_at: at(50) },
-      { customer_identifier: '2', source: 'manual', points_amount: 60, credits_amount: 5, expires_at: at(400) },
-    ])).json().data;
+    const [older, grant] = (
+      await postBatch(t, [
+        { customer_identifier: '2', source: 'manual', points_amount: 40, expires_at: at(50) },
+        { customer_identifier: '2', source: 'manual', points_amount: 60, credits_amount: 5, expires_at: at(400) },
+      ])
+    ).json().data;
     // FIFO spends the older 40, then 30 of the grant's own 60.
     expect((await postEvent(t, { customer_identifier: '2', source: 'manual', points_amount: -70 })).statusCode).toBe(201);
     expect(await customer(2)).toMatchObject({ points_balance: 30, credits_balance: 5 });
@@ -65,7 +80,12 @@ describe(`reversals (${TEST_DIALECT})`, () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toMatchObject({ points_amount: -60, credits_amount: -5, customer: { points_balance: 15, credits_balance: 0 } });
     // Its own lot's 30, then 30 of the next to expire (the 45 expiring on day 100).
-    expect(await customer(2)).toMatchObject({ points_balance: 15, points_earned_lifetime: 85, points_spent_lifetime: 70, next_expiry: { points: 15, expires_at: at(100) } });
+    expect(await customer(2)).toMatchObject({
+      points_balance: 15,
+      points_earned_lifetime: 85,
+      points_spent_lifetime: 70,
+      next_expiry: { points: 15, expires_at: at(100) },
+    });
     expect(older.id).toBeLessThan(grant.id);
   });
 
@@ -78,7 +98,10 @@ describe(`reversals (${TEST_DIALECT})`, () => {
     expect(replay.body).toBe(first.body);
     const again = await reverse(grant.id);
     expect(again.statusCode).toBe(409);
-    expect(errorOf(again)).toMatchObject({ code: 'already_reversed', message: `Points event ${grant.id} was already reversed by points event ${first.json().data.id}` });
+    expect(errorOf(again)).toMatchObject({
+      code: 'already_reversed',
+      message: `Points event ${grant.id} was already reversed by points event ${first.json().data.id}`,
+    });
     const ofReversal = await reverse(first.json().data.id);
     expect(ofReversal.statusCode).toBe(422);
     expect(errorOf(ofReversal).code).toBe('not_reversible');
@@ -88,10 +111,12 @@ describe(`reversals (${TEST_DIALECT})`, () => {
     expect(await customer(3)).toMatchObject({ points_balance: 0, points_earned_lifetime: 0 });
   });
 
-  it('answers 404 for another shop\'s event, 400 for a bad id, and refuses unknown body fields', async () => {
+  it("answers 404 for another shop's event, 400 for a bad id, and refuses unknown body fields", async () => {
     const other = await t.createShop();
     await createCustomers(t, 1, 1, other.token);
-    const theirs = (await t.request('POST', `${API}/points_events`, { token: other.token, body: { customer_identifier: '1', source: 'manual', points_amount: 5 } })).json().data;
+    const theirs = (
+      await t.request('POST', `${API}/points_events`, { token: other.token, body: { customer_identifier: '1', source: 'manual', points_amount: 5 } })
+    ).json().data;
     expect((await reverse(theirs.id)).statusCode).toBe(404);
     expect((await reverse(0)).statusCode).toBe(400);
     expect((await t.request('POST', `${API}/points_events/abc/reverse`)).statusCode).toBe(400);

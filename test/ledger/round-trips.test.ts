@@ -58,7 +58,7 @@ describe.runIf(TEST_DIALECT === 'postgres')("a batch's statements (postgres)", (
 
   const grants = (n: number) => Array.from({ length: n }, (_, i) => ({ customer_identifier: String(i + 1), source: 'order', points_amount: 10 }));
 
-  it('holds the customers it locked for four statements, and the shop\'s ids for two', async () => {
+  it("holds the customers it locked for four statements, and the shop's ids for two", async () => {
     const statements = await transactionOf(grants(1000));
     const locked = statements.findIndex((s) => s.includes('for update'));
     const ids = statements.findIndex((s) => s.includes('pg_advisory_xact_lock'));

@@ -11,7 +11,12 @@ const PLAIN: ShopRules = { per_event_expiry: false, points_expiry_days: null };
 const PER_EVENT: ShopRules = { per_event_expiry: true, points_expiry_days: null };
 const YEARLY: ShopRules = { per_event_expiry: false, points_expiry_days: 365 };
 
-const event = (fields: Partial<PointsEventInput> = {}): PointsEventInput => ({ customer_identifier: 'ada@example.com', source: 'manual', points_amount: 100, ...fields });
+const event = (fields: Partial<PointsEventInput> = {}): PointsEventInput => ({
+  customer_identifier: 'ada@example.com',
+  source: 'manual',
+  points_amount: 100,
+  ...fields,
+});
 const codes = (result: EventDraft | { code: string }[]) => (Array.isArray(result) ? result.map((e) => e.code) : 'draft');
 
 describe('toHundredths', () => {
@@ -40,7 +45,7 @@ describe('draftEvent', () => {
     });
   });
 
-  it('gives a grant the shop\'s expiry, counted from applied_at, and a deduction none', () => {
+  it("gives a grant the shop's expiry, counted from applied_at, and a deduction none", () => {
     const appliedAt = NOW - 10 * DAY_MS;
     const grant = draftEvent(event({ applied_at: new Date(appliedAt).toISOString() }), YEARLY, NOW) as EventDraft;
     expect(grant.appliedAt).toBe(appliedAt);
@@ -61,7 +66,7 @@ describe('draftEvent', () => {
     expect(codes(draftEvent(event({ credits_amount: 0.001 }), PLAIN, NOW))).toEqual(['invalid_credits_amount']);
   });
 
-  it('wants the action\'s name for custom_action and an http(s) URL for visit_url', () => {
+  it("wants the action's name for custom_action and an http(s) URL for visit_url", () => {
     expect(codes(draftEvent(event({ source: 'custom_action' }), PLAIN, NOW))).toEqual(['missing']);
     expect(codes(draftEvent(event({ source: 'custom_action', custom_action_name: 'Newsletter' }), PLAIN, NOW))).toBe('draft');
     expect(codes(draftEvent(event({ source: 'visit_url', custom_action_name: 'ftp://example.com' }), PLAIN, NOW))).toEqual(['invalid_url']);
@@ -84,7 +89,7 @@ describe('draftEvent', () => {
     expect(codes(draftEvent(event({ source: 'custom_action', expires_at: later }), PER_EVENT, NOW, new Set(['applied_at'])))).toEqual(['missing']);
   });
 
-  it('names the failing field, leaving the event\'s place in a batch to the caller', () => {
+  it("names the failing field, leaving the event's place in a batch to the caller", () => {
     expect(draftEvent(event({ points_amount: 0 }), PLAIN, NOW)).toEqual([
       { field: 'points_amount', code: 'amount_required', message: 'points_amount or credits_amount must be present and non-zero' },
     ]);

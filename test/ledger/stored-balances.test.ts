@@ -49,7 +49,13 @@ describe(`stored balances: what customers show (${TEST_DIALECT})`, () => {
   afterAll(() => t.close());
 
   it('shows lifetime earned and spent, pending and the next expiry, on the customer and in lists', async () => {
-    expect(await customer(t, 1)).toMatchObject({ points_balance: 0, points_pending: 0, points_earned_lifetime: 0, points_spent_lifetime: 0, next_expiry: null });
+    expect(await customer(t, 1)).toMatchObject({
+      points_balance: 0,
+      points_pending: 0,
+      points_earned_lifetime: 0,
+      points_spent_lifetime: 0,
+      next_expiry: null,
+    });
     const granted = await postBatch(t, [grant('1', 100, at(10)), grant('1', 50, at(10), 2.5), grant('1', 70, at(20)), grant('1', 30)]);
     expect(granted.statusCode).toBe(201);
     expect(await customer(t, 1)).toMatchObject({
@@ -63,7 +69,12 @@ describe(`stored balances: what customers show (${TEST_DIALECT})`, () => {
     expect(spent.statusCode).toBe(201);
     expect(spent.json().data.customer).toMatchObject({ remote_id: 1, points_balance: 130, credits_balance: 2.5 });
     const shown = await customer(t, 'customer1@example.com');
-    expect(shown).toMatchObject({ points_balance: 130, points_earned_lifetime: 250, points_spent_lifetime: 120, next_expiry: { points: 30, credits: 2.5, expires_at: at(10) } });
+    expect(shown).toMatchObject({
+      points_balance: 130,
+      points_earned_lifetime: 250,
+      points_spent_lifetime: 120,
+      next_expiry: { points: 30, credits: 2.5, expires_at: at(10) },
+    });
     const page = await t.request('GET', `${API}/customers`, { query: { 'pagination[since_id]': '0' } });
     expect(page.json().data[0]).toEqual(shown);
     const offset = await t.request('GET', `${API}/customers`, { query: { 'pagination[per_page]': '2' } });
@@ -105,14 +116,16 @@ describe(`stored balances: what customers show (${TEST_DIALECT})`, () => {
   it('reads stored balances up to 2^53 - 1 exactly', async () => {
     const other = await t.createShop();
     await createCustomers(t, 1, 1, other.token);
-    await sql`update customers set points_balance = 9007199254740991, points_earned_lifetime = 9007199254740991 where shop_id = ${other.shop.id}`.execute(t.database.db);
+    await sql`update customers set points_balance = 9007199254740991, points_earned_lifetime = 9007199254740991 where shop_id = ${other.shop.id}`.execute(
+      t.database.db,
+    );
     const res = await t.request('GET', `${API}/customers/1`, { token: other.token });
     expect(res.body).toContain('"points_balance":9007199254740991');
     expect(res.json().data.points_earned_lifetime).toBe(Number.MAX_SAFE_INTEGER);
     // The other shop's ledger is now wrong on purpose, and verify says so.
     const verify = await loyalty(t.url, 'verify', '--shop', String(other.shop.id));
     expect(verify.code).toBe(1);
-    expect(verify.stdout).toContain('points_balance = the sum of the customer\'s events');
+    expect(verify.stdout).toContain("points_balance = the sum of the customer's events");
     expect(verify.stdout).toContain('customer 1');
     expect(verify.stdout).toContain('9007199254740991');
   });
@@ -134,7 +147,9 @@ describe(`stored balances: a deduction reads only the lots it consumes (${TEST_D
     const never = Array.from({ length: 100 }, () => grant('1', 1));
     expect((await postBatch(t, [...expiring, ...never])).statusCode).toBe(201);
     const events = (await t.request('GET', `${API}/customers/1/points_events`, { query: { 'pagination[limit]': '250' } })).json().data;
-    const more = (await t.request('GET', `${API}/customers/1/points_events`, { query: { 'pagination[since_id]': String(events[249].id), 'pagination[limit]': '250' } })).json().data;
+    const more = (
+      await t.request('GET', `${API}/customers/1/points_events`, { query: { 'pagination[since_id]': String(events[249].id), 'pagination[limit]': '250' } })
+    ).json().data;
     const ids: number[] = [...events, ...more].map((e: { id: number }) => e.id);
     expect(ids).toHaveLength(400);
 
@@ -148,7 +163,7 @@ describe(`stored balances: a deduction reads only the lots it consumes (${TEST_D
     expect(await customer(t, 1)).toMatchObject({ points_balance: 50, next_expiry: null });
   });
 
-  it('merges a batch\'s own grants into the order of stored lots', async () => {
+  it("merges a batch's own grants into the order of stored lots", async () => {
     const res = await postBatch(t, [grant('2', 5, at(400)), grant('2', 5, at(2)), grant('2', -7), grant('2', 5, at(1)), grant('2', -6)]);
     expect(res.statusCode).toBe(201);
     const data = res.json().data;
@@ -169,7 +184,8 @@ describe(`stored balances: the sweep works in bounded transactions (${TEST_DIALE
   afterAll(() => t.close());
 
   it('writes off at most its budget of lots per transaction, and all of them in the end', async () => {
-    const lots = (customer: string, n: number) => Array.from({ length: n }, (_, i) => grant(customer, 1 + (i % 3), at(1 + (i % 5)), i % 4 === 0 ? 0.5 : undefined));
+    const lots = (customer: string, n: number) =>
+      Array.from({ length: n }, (_, i) => grant(customer, 1 + (i % 3), at(1 + (i % 5)), i % 4 === 0 ? 0.5 : undefined));
     expect((await postBatch(t, [...lots('1', 250), ...lots('2', 40), grant('3', 9, at(2)), grant('3', 1)])).statusCode).toBe(201);
     t.clock.advance(10 * DAY);
     const before = await customer(t, 1);

@@ -8,7 +8,10 @@ import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectCons
 // runs once that sibling is valid), one detail per failing param, at most 100.
 
 /** [param, code] of every detail, sorted: the set of failures, whatever their order. */
-const failures = (res: Parameters<typeof errorOf>[0]) => errorOf(res).details!.map((d) => [d.param, d.code]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+const failures = (res: Parameters<typeof errorOf>[0]) =>
+  errorOf(res)
+    .details!.map((d) => [d.param, d.code])
+    .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
 
 describe(`points events: every failing field at once (${TEST_DIALECT})`, () => {
   // The `it` blocks below share one context (database, shop, clock): they run in order.
@@ -46,7 +49,13 @@ describe(`points events: every failing field at once (${TEST_DIALECT})`, () => {
       ['custom_action_name', 'invalid_url'],
       ['points_amount', 'not_an_int32'],
     ]);
-    const named = await postEvent(t, { customer_identifier: '1', source: 'custom_action', points_amount: 1, applied_at: '2026-01-15T13:00:00Z', colour: 'red' });
+    const named = await postEvent(t, {
+      customer_identifier: '1',
+      source: 'custom_action',
+      points_amount: 1,
+      applied_at: '2026-01-15T13:00:00Z',
+      colour: 'red',
+    });
     expect(failures(named)).toEqual([
       ['applied_at', 'applied_at_in_future'],
       ['colour', 'unknown_parameter'],
@@ -111,7 +120,7 @@ describe(`points events: every failing field at once (${TEST_DIALECT})`, () => {
     expect(await countRows(t, 'points_events')).toBe(events);
   });
 
-  it('does not let an unknown top-level field hide the elements\' errors', async () => {
+  it("does not let an unknown top-level field hide the elements' errors", async () => {
     const res = await t.request('POST', `${API}/points_events/batch`, {
       body: {
         extra: true,
@@ -132,7 +141,10 @@ describe(`points events: every failing field at once (${TEST_DIALECT})`, () => {
 
   it('lists at most 100 details and counts every failing event in the message', async () => {
     const bad = { customer_identifier: '1', source: 'bogus', credits_amount: 0.001 };
-    const res = await postBatch(t, Array.from({ length: 60 }, () => bad));
+    const res = await postBatch(
+      t,
+      Array.from({ length: 60 }, () => bad),
+    );
     expect(res.statusCode).toBe(422);
     expect(errorOf(res).message).toBe('60 points events are invalid');
     const details = errorOf(res).details!;
@@ -173,7 +185,13 @@ describe(`points events: expiry rules beside other failures (${TEST_DIALECT})`, 
   });
 
   it('reports expires_at before applied_at next to a bad source', async () => {
-    const res = await postEvent(t, { customer_identifier: '1', source: 'bogus', points_amount: 5, applied_at: '2026-01-10T00:00:00Z', expires_at: '2026-01-09T00:00:00Z' });
+    const res = await postEvent(t, {
+      customer_identifier: '1',
+      source: 'bogus',
+      points_amount: 5,
+      applied_at: '2026-01-10T00:00:00Z',
+      expires_at: '2026-01-09T00:00:00Z',
+    });
     expect(failures(res)).toEqual([
       ['expires_at', 'expires_at_before_applied_at'],
       ['source', 'invalid_source'],
@@ -187,7 +205,15 @@ describe(`points events: expiry rules beside other failures (${TEST_DIALECT})`, 
     ]);
     // applied_at failed, so expires_at is not compared with it.
     expect(
-      failures(await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 5, applied_at: '2030-01-01T00:00:00Z', expires_at: '2029-01-01T00:00:00Z' })),
+      failures(
+        await postEvent(t, {
+          customer_identifier: '1',
+          source: 'manual',
+          points_amount: 5,
+          applied_at: '2030-01-01T00:00:00Z',
+          expires_at: '2029-01-01T00:00:00Z',
+        }),
+      ),
     ).toEqual([['applied_at', 'applied_at_in_future']]);
   });
 

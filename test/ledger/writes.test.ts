@@ -15,7 +15,14 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
   const detailsOf = (res: { json(): any }) => (res.json().error.details as { param: string; code: string }[]).map((d) => [d.param, d.code]);
 
   it('grants points and credits and answers the event with the balances after it', async () => {
-    const res = await postEvent(t, { customer_identifier: '1', source: 'order', points_amount: 120, credits_amount: 5.5, external_note: 'Order #1042', internal_note: 'auto' });
+    const res = await postEvent(t, {
+      customer_identifier: '1',
+      source: 'order',
+      points_amount: 120,
+      credits_amount: 5.5,
+      external_note: 'Order #1042',
+      internal_note: 'auto',
+    });
     expect(res.statusCode).toBe(201);
     const event = res.json().data;
     expect(event).toEqual({
@@ -58,7 +65,9 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
     expect(res.statusCode).toBe(422);
     const error = errorOf(res);
     expect(error.code).toBe('validation_failed');
-    expect(error.details).toEqual([{ param: 'points_amount', code: 'not_an_int32', message: 'points_amount must be an integer between -2147483648 and 2147483647' }]);
+    expect(error.details).toEqual([
+      { param: 'points_amount', code: 'not_an_int32', message: 'points_amount must be an integer between -2147483648 and 2147483647' },
+    ]);
     expect(error.message).toBe('points_amount must be an integer between -2147483648 and 2147483647');
   });
 
@@ -76,7 +85,8 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
       expect(res.statusCode).toBe(422);
       expect(detailsOf(res)).toEqual([['credits_amount', 'invalid_credits_amount']]);
     }
-    for (const credits of [19.99, 0.07, 1e2]) expect((await postEvent(t, { customer_identifier: '4', source: 'manual', credits_amount: credits })).statusCode).toBe(201);
+    for (const credits of [19.99, 0.07, 1e2])
+      expect((await postEvent(t, { customer_identifier: '4', source: 'manual', credits_amount: credits })).statusCode).toBe(201);
     expect((await balanceOf(t, 4)).credits).toBe(120.06);
   });
 
@@ -139,7 +149,9 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
     const late = await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 1, applied_at: '2026-01-15T12:05:00.001Z' });
     expect(detailsOf(late)).toEqual([['applied_at', 'applied_at_in_future']]);
     for (const bad of ['2026-01-15', 'yesterday', '2026-02-30T00:00:00Z', 5]) {
-      expect(detailsOf(await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 1, applied_at: bad }))).toEqual([['applied_at', 'invalid_datetime']]);
+      expect(detailsOf(await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 1, applied_at: bad }))).toEqual([
+        ['applied_at', 'invalid_datetime'],
+      ]);
     }
   });
 
@@ -171,7 +183,7 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
     expect(res.json().data.customer).toMatchObject({ points_balance: 0, credits_balance: 1 });
   });
 
-  it('keeps shops apart: another shop\'s customer is not found', async () => {
+  it("keeps shops apart: another shop's customer is not found", async () => {
     const other = await t.createShop();
     const res = await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: 1 }, token: other.token });
     expect(detailsOf(res)).toEqual([['customer_identifier', 'customer_not_found']]);
@@ -189,7 +201,7 @@ describe(`points events: expiry settings (${TEST_DIALECT})`, () => {
   });
   afterAll(() => t.close());
 
-  it('defaults expires_at to applied_at plus the shop\'s points_expiry_days', async () => {
+  it("defaults expires_at to applied_at plus the shop's points_expiry_days", async () => {
     const res = await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 5, applied_at: '2026-01-10T00:00:00Z' });
     expect(res.json().data.expires_at).toBe(new Date(Date.UTC(2026, 0, 10) + 30 * DAY).toISOString());
   });
@@ -197,7 +209,13 @@ describe(`points events: expiry settings (${TEST_DIALECT})`, () => {
   it('takes an explicit expires_at after applied_at, and not on a deduction', async () => {
     const ok = await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 5, expires_at: '2026-03-01T00:00:00Z' });
     expect(ok.json().data.expires_at).toBe('2026-03-01T00:00:00.000Z');
-    const before = await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 5, applied_at: '2026-01-10T00:00:00Z', expires_at: '2026-01-10T00:00:00Z' });
+    const before = await postEvent(t, {
+      customer_identifier: '1',
+      source: 'manual',
+      points_amount: 5,
+      applied_at: '2026-01-10T00:00:00Z',
+      expires_at: '2026-01-10T00:00:00Z',
+    });
     expect(before.json().error.details).toEqual([expect.objectContaining({ param: 'expires_at', code: 'expires_at_before_applied_at' })]);
     const deduction = await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: -1, expires_at: '2026-03-01T00:00:00Z' });
     expect(deduction.json().error.details).toEqual([expect.objectContaining({ param: 'expires_at', code: 'expires_at_on_deduction' })]);

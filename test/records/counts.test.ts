@@ -23,14 +23,15 @@ describe(`stored row counts behind offset pages (${TEST_DIALECT})`, () => {
   const setCount = (table: string, n: number) =>
     t.database.db.updateTable('shop_counts').set({ n }).where('shop_id', '=', t.shop.id).where('table_name', '=', table).execute();
 
-  it('follows creates and deletes, and counts only the shop\'s own rows', async () => {
+  it("follows creates and deletes, and counts only the shop's own rows", async () => {
     const ids: number[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await t.request('POST', `${API}/rewards`, { body: { name: `R${i}`, points_price: 10, kind: 'free_shipping' } });
       ids.push(res.json().data.id);
     }
     const other = await t.createShop();
-    for (let i = 0; i < 3; i++) await t.request('POST', `${API}/rewards`, { body: { name: `O${i}`, points_price: 10, kind: 'free_shipping' }, token: other.token });
+    for (let i = 0; i < 3; i++)
+      await t.request('POST', `${API}/rewards`, { body: { name: `O${i}`, points_price: 10, kind: 'free_shipping' }, token: other.token });
     expect(await lastPage('rewards?pagination[per_page]=2')).toBe(3);
     expect((await t.request('DELETE', `${API}/rewards/${ids[0]}`)).statusCode).toBe(200);
     expect(await lastPage('rewards?pagination[per_page]=2')).toBe(2);
@@ -41,7 +42,7 @@ describe(`stored row counts behind offset pages (${TEST_DIALECT})`, () => {
     await setCount('rewards', 100);
     expect(await lastPage('rewards?pagination[per_page]=2')).toBe(50);
     expect(await verifyLedger(t.database.db, t.shop.id)).toEqual([
-      expect.objectContaining({ check: 'shop_counts = the shop\'s rows of each listed table', subject: 'rewards', expected: '4', actual: '100' }),
+      expect.objectContaining({ check: "shop_counts = the shop's rows of each listed table", subject: 'rewards', expected: '4', actual: '100' }),
     ]);
     await setCount('rewards', 4);
     expect(await verifyLedger(t.database.db, t.shop.id)).toEqual([]);

@@ -28,14 +28,17 @@ const BODIES: Body[] = [
     unknownRemoteId: 'accepted',
     neither: 'accepted',
     send: (t, fields) =>
-      t.request('PUT', `${API}/orders/${++serial}`, { body: { total: 20, currency: 'EUR', financial_status: 'pending', placed_at: '2026-01-15T10:00:00Z', ...fields } }),
+      t.request('PUT', `${API}/orders/${++serial}`, {
+        body: { total: 20, currency: 'EUR', financial_status: 'pending', placed_at: '2026-01-15T10:00:00Z', ...fields },
+      }),
   },
   {
     route: 'PUT /subscription_contracts/{remote_id}',
     field: 'customer_remote_id',
     unknownRemoteId: 'accepted',
     neither: 'missing',
-    send: (t, fields) => t.request('PUT', `${API}/subscription_contracts/${++serial}`, { body: { status: 'active', next_billing_date: '2026-02-01T00:00:00Z', ...fields } }),
+    send: (t, fields) =>
+      t.request('PUT', `${API}/subscription_contracts/${++serial}`, { body: { status: 'active', next_billing_date: '2026-02-01T00:00:00Z', ...fields } }),
   },
   {
     route: 'POST /referrals',
@@ -53,7 +56,10 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
   let t: TestContext;
   beforeAll(async () => {
     t = await setup();
-    for (const [id, email] of [[ADA, 'Ada@Example.com'], [GRACE, 'grace@example.com']] as const) {
+    for (const [id, email] of [
+      [ADA, 'Ada@Example.com'],
+      [GRACE, 'grace@example.com'],
+    ] as const) {
       expect((await t.request('PUT', `${API}/customers/${id}`, { body: { email } })).statusCode).toBe(201);
     }
   });
@@ -90,7 +96,11 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
     it(`refuses ${b.field} beside it when they name different customers`, async () => {
       for (const identifier of ['ada@example.com', String(ADA)]) {
         expect(details(await b.send(t, { [b.field]: GRACE, customer_identifier: identifier }))).toEqual([
-          { param: 'customer_identifier', code: 'conflicting_parameters', message: `customer_identifier names customer ${ADA} but ${b.field} is ${GRACE}; give one of them, or both naming the same customer` },
+          {
+            param: 'customer_identifier',
+            code: 'conflicting_parameters',
+            message: `customer_identifier names customer ${ADA} but ${b.field} is ${GRACE}; give one of them, or both naming the same customer`,
+          },
         ]);
       }
     });
@@ -99,7 +109,9 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
       expect(details(await b.send(t, { customer_identifier: 'nobody@example.com' }))).toEqual([
         { param: 'customer_identifier', code: 'customer_not_found', message: 'No customer with remote_id or e-mail "nobody@example.com"' },
       ]);
-      expect(details(await b.send(t, { customer_identifier: 'ada' }))).toEqual([expect.objectContaining({ param: 'customer_identifier', code: 'invalid_format' })]);
+      expect(details(await b.send(t, { customer_identifier: 'ada' }))).toEqual([
+        expect.objectContaining({ param: 'customer_identifier', code: 'invalid_format' }),
+      ]);
       expect(details(await b.send(t, { customer_identifier: '' }))).toEqual([expect.objectContaining({ param: 'customer_identifier', code: 'blank' })]);
       expect(details(await b.send(t, { customer_identifier: ADA }))).toEqual([expect.objectContaining({ param: 'customer_identifier', code: 'invalid_type' })]);
     });
@@ -108,7 +120,9 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
       if (b.unknownRemoteId === 'accepted') {
         expect(await stored({ customer_identifier: '999' })).toBe(999);
       } else {
-        expect(details(await b.send(t, { customer_identifier: '999' }))).toEqual([expect.objectContaining({ param: 'customer_identifier', code: 'customer_not_found' })]);
+        expect(details(await b.send(t, { customer_identifier: '999' }))).toEqual([
+          expect.objectContaining({ param: 'customer_identifier', code: 'customer_not_found' }),
+        ]);
       }
     });
 
@@ -123,7 +137,7 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
     });
   });
 
-  it('reports a customer_identifier that names no customer beside the other fields\' errors', async () => {
+  it("reports a customer_identifier that names no customer beside the other fields' errors", async () => {
     const res = await BODIES[0]!.send(t, { customer_identifier: 'nobody@example.com', total: 1.234, currency: 'eur' });
     expect(details(res)!.map((d) => [d.param, d.code])).toEqual([
       ['currency', 'invalid_format'],
@@ -141,13 +155,18 @@ describe(`customer_identifier in bodies that reference a customer (${TEST_DIALEC
   it('documents customer_identifier in the request schemas and never in a record', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const request = (path: string, method: string) => doc.paths[`${API}${path}`][method].requestBody.content['application/json'].schema;
-    for (const [path, method] of [['/orders/{remote_id}', 'put'], ['/subscription_contracts/{remote_id}', 'put'], ['/referrals', 'post']] as const) {
+    for (const [path, method] of [
+      ['/orders/{remote_id}', 'put'],
+      ['/subscription_contracts/{remote_id}', 'put'],
+      ['/referrals', 'post'],
+    ] as const) {
       const identifier = request(path, method).properties.customer_identifier;
       expect(identifier, path).toMatchObject({ type: 'string', examples: ['ada@example.com', '7012345678'] });
       expect(identifier.description).toMatch(/remote_id .* or e-mail/);
     }
     expect(request('/subscription_contracts/{remote_id}', 'put').required).not.toContain('customer_remote_id');
-    for (const schema of ['Order', 'SubscriptionContract', 'Referral']) expect(doc.components.schemas[schema].properties).not.toHaveProperty('customer_identifier');
+    for (const schema of ['Order', 'SubscriptionContract', 'Referral'])
+      expect(doc.components.schemas[schema].properties).not.toHaveProperty('customer_identifier');
   });
 
   it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));

@@ -58,7 +58,9 @@ describe(`customer export memory (${TEST_DIALECT})`, () => {
     const { data } = JSON.parse(download.body.toString('utf8'));
     expect(data.customer).toMatchObject({ remote_id: 1, email: 'big@example.com', points_balance: EVENTS });
     expect(data.points_events).toHaveLength(EVENTS);
-    expect(data.points_events.every((e: { customer: { remote_id: number }; internal_note: string }) => e.customer.remote_id === 1 && e.internal_note === NOTE)).toBe(true);
+    expect(
+      data.points_events.every((e: { customer: { remote_id: number }; internal_note: string }) => e.customer.remote_id === 1 && e.internal_note === NOTE),
+    ).toBe(true);
     expect(data.points_lots).toHaveLength(EVENTS);
 
     const growth = peak - before;

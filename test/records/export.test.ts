@@ -23,8 +23,12 @@ describe(`customer export (${TEST_DIALECT})`, () => {
     await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '2', source: 'manual', points_amount: 7 } });
     await t.request('POST', `${API}/referrals`, { body: { referrer_remote_id: 1, referred_email: 'friend@example.com' } });
     await t.request('POST', `${API}/referrals`, { body: { referrer_remote_id: 2, referred_email: 'C1@example.com' } });
-    await t.request('PUT', `${API}/orders/10`, { body: { customer_remote_id: 1, total: 30, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T00:00:00Z' } });
-    await t.request('PUT', `${API}/orders/11`, { body: { customer_remote_id: 2, total: 30, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T00:00:00Z' } });
+    await t.request('PUT', `${API}/orders/10`, {
+      body: { customer_remote_id: 1, total: 30, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T00:00:00Z' },
+    });
+    await t.request('PUT', `${API}/orders/11`, {
+      body: { customer_remote_id: 2, total: 30, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T00:00:00Z' },
+    });
     const reward = (await t.request('POST', `${API}/rewards`, { body: { name: 'Tote', points_price: 100, kind: 'free_product', value: 10 } })).json().data;
     await t.request('POST', `${API}/redemptions`, { body: { reward_id: reward.id, customer_identifier: '1' } });
 
@@ -35,7 +39,9 @@ describe(`customer export (${TEST_DIALECT})`, () => {
     expect(data.customer).toEqual((await t.request('GET', `${API}/customers/1`)).json().data);
     expect(data.points_events).toHaveLength(600 + 2);
     expect(data.points_events.every((e: { customer: { remote_id: number } }) => e.customer.remote_id === 1)).toBe(true);
-    expect(data.points_events.map((e: { id: number }) => e.id)).toEqual([...data.points_events.map((e: { id: number }) => e.id)].sort((a: number, b: number) => a - b));
+    expect(data.points_events.map((e: { id: number }) => e.id)).toEqual(
+      [...data.points_events.map((e: { id: number }) => e.id)].sort((a: number, b: number) => a - b),
+    );
     expect(data.points_lots).toHaveLength(601);
     expect(data.orders.map((o: { remote_id: number }) => o.remote_id)).toEqual([10]);
     expect(data.redemptions).toHaveLength(1);

@@ -41,7 +41,11 @@ describe(`customers list filters (${TEST_DIALECT})`, () => {
   it('refuses a bad filter value by name', async () => {
     const res = await t.request('GET', `${API}/customers`, { query: { 'updated_at[gte]': 'yesterday', vip_tier_id: 'gold' } });
     expect(res.statusCode).toBe(400);
-    expect(errorOf(res).details!.map((d) => d.param).sort()).toEqual(['updated_at[gte]', 'vip_tier_id']);
+    expect(
+      errorOf(res)
+        .details!.map((d) => d.param)
+        .sort(),
+    ).toEqual(['updated_at[gte]', 'vip_tier_id']);
   });
 
   it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
@@ -69,7 +73,11 @@ describe(`unknown query parameters (${TEST_DIALECT})`, () => {
     const doc = (await t.request('GET', '/openapi.json')).json() as { paths: Record<string, Record<string, unknown>> };
     const operations = Object.entries(doc.paths)
       .filter(([path]) => path.startsWith(API))
-      .flatMap(([path, item]) => Object.keys(item).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((method) => ({ method, path })));
+      .flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+          .map((method) => ({ method, path })),
+      );
     expect(operations.length).toBeGreaterThan(40);
     for (const { method, path } of operations) {
       const url = path.replace(/\{[^}]+\}/g, String(reward.id));
@@ -83,8 +91,10 @@ describe(`unknown query parameters (${TEST_DIALECT})`, () => {
 
   it('filter points events by customer_identifier, in both modes', async () => {
     for (const id of [1, 2]) await t.request('PUT', `${API}/customers/${id}`, { body: { email: `c${id}@example.com` } });
-    for (const id of [1, 2, 1]) await t.request('POST', `${API}/points_events`, { body: { customer_identifier: String(id), source: 'manual', points_amount: 5 } });
-    const of = async (query: Record<string, string>) => (await t.request('GET', `${API}/points_events`, { query })).json().data.map((e: { customer: { remote_id: number } }) => e.customer.remote_id);
+    for (const id of [1, 2, 1])
+      await t.request('POST', `${API}/points_events`, { body: { customer_identifier: String(id), source: 'manual', points_amount: 5 } });
+    const of = async (query: Record<string, string>) =>
+      (await t.request('GET', `${API}/points_events`, { query })).json().data.map((e: { customer: { remote_id: number } }) => e.customer.remote_id);
     expect(await of({ customer_identifier: 'C1@example.com' })).toEqual([1, 1]);
     expect(await of({ customer_identifier: '2', 'pagination[limit]': '10' })).toEqual([2]);
     expect(await of({ customer_identifier: '999' })).toEqual([]);

@@ -111,7 +111,10 @@ describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
       expect(past).toEqual({ links: { self: link(lastPage + 1), next: null, last: link(lastPage) }, data: [] });
     });
 
-    it.each([['id', 'asc'], ['updated_at', 'desc']] as const)('offset links stop at page 500 (sorted by %s %s)', async (field, direction) => {
+    it.each([
+      ['id', 'asc'],
+      ['updated_at', 'desc'],
+    ] as const)('offset links stop at page 500 (sorted by %s %s)', async (field, direction) => {
       // N records at 1 per page reach past page 500, from whichever page `last` is counted.
       const query = `sort[order_type]=${field}&sort[order_direction]=${direction}`;
       const link = (page: number) => `${PUBLIC}${API}/${path}?${query}&pagination[page]=${page}&pagination[per_page]=1`;
@@ -132,28 +135,35 @@ describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
       expect(body.data.map(idOf)).toEqual(expected().slice(0, 25));
     });
 
-    it.each(['id', ...Object.keys(derive(r).sortable)].flatMap((f) => [[f, 'asc'], [f, 'desc']] as const))(
-      'sorts by %s %s, ties broken by ID',
-      async (field, direction) => {
-        const all: Record<string, unknown>[] = [];
-        for (let sinceId: number | null = 0; sinceId !== null; ) {
-          const body: { data: Record<string, unknown>[]; links: { next_since_id: number | null } } = (await get(`${path}?pagination[since_id]=${sinceId}&pagination[limit]=250`)).json();
-          all.push(...body.data);
-          sinceId = body.links.next_since_id;
-        }
-        const key = field === 'id' ? r.id : field;
-        const sign = direction === 'asc' ? 1 : -1;
-        const cmp = (a: unknown, b: unknown) => (a === b ? 0 : (a as number) < (b as number) ? -1 : 1);
-        const want = [...all].sort((a, b) => sign * (cmp(a[key], b[key]) || cmp(idOf(a), idOf(b)))).map(idOf);
-        const got: number[] = [];
-        for (let page = 1; page <= Math.ceil(all.length / 250); page++) {
-          const res = await get(`${path}?sort[order_type]=${field}&sort[order_direction]=${direction}&pagination[page]=${page}&pagination[per_page]=250`);
-          expect(res.statusCode).toBe(200);
-          got.push(...res.json().data.map(idOf));
-        }
-        expect(got).toEqual(want);
-      },
-    );
+    it.each(
+      ['id', ...Object.keys(derive(r).sortable)].flatMap(
+        (f) =>
+          [
+            [f, 'asc'],
+            [f, 'desc'],
+          ] as const,
+      ),
+    )('sorts by %s %s, ties broken by ID', async (field, direction) => {
+      const all: Record<string, unknown>[] = [];
+      for (let sinceId: number | null = 0; sinceId !== null;) {
+        const body: { data: Record<string, unknown>[]; links: { next_since_id: number | null } } = (
+          await get(`${path}?pagination[since_id]=${sinceId}&pagination[limit]=250`)
+        ).json();
+        all.push(...body.data);
+        sinceId = body.links.next_since_id;
+      }
+      const key = field === 'id' ? r.id : field;
+      const sign = direction === 'asc' ? 1 : -1;
+      const cmp = (a: unknown, b: unknown) => (a === b ? 0 : (a as number) < (b as number) ? -1 : 1);
+      const want = [...all].sort((a, b) => sign * (cmp(a[key], b[key]) || cmp(idOf(a), idOf(b)))).map(idOf);
+      const got: number[] = [];
+      for (let page = 1; page <= Math.ceil(all.length / 250); page++) {
+        const res = await get(`${path}?sort[order_type]=${field}&sort[order_direction]=${direction}&pagination[page]=${page}&pagination[per_page]=250`);
+        expect(res.statusCode).toBe(200);
+        got.push(...res.json().data.map(idOf));
+      }
+      expect(got).toEqual(want);
+    });
 
     it('another shop sees none of these records: empty lists, 404 on each', async () => {
       const list = (await get(path, other.token)).json();
@@ -171,7 +181,9 @@ describe(`pagination of every list endpoint (${TEST_DIALECT})`, () => {
     const local = await setup();
     try {
       await local.request('PUT', `${API}/customers/5`, { body: {} });
-      const res = await local.request('GET', `${API}/customers?pagination%5Bper_page%5D=1&email=J%C3%BCrgen%26co%40example.com`, { headers: { host: 'shop.test:8080' } });
+      const res = await local.request('GET', `${API}/customers?pagination%5Bper_page%5D=1&email=J%C3%BCrgen%26co%40example.com`, {
+        headers: { host: 'shop.test:8080' },
+      });
       expect(res.json().links).toEqual({
         self: `http://shop.test:8080${API}/customers?email=J%C3%BCrgen%26co%40example.com&pagination[page]=1&pagination[per_page]=1`,
         next: null,

@@ -36,7 +36,7 @@ describe(`a write that lost a race for a unique value (${TEST_DIALECT})`, () => 
       expect(await errorsOf(null, { name: 'Gold', points_threshold: 1000 })).toEqual([taken('name'), taken('points_threshold')]);
     });
 
-    it('judges a PATCH by the values it changes, not the record\'s own', async () => {
+    it("judges a PATCH by the values it changes, not the record's own", async () => {
       const silver = await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Silver', points_threshold: 500 } });
       const silverId = silver.json().data.id;
       expect(await errorsOf(silverId, { points_threshold: 1000 })).toEqual([taken('points_threshold')]);
@@ -111,7 +111,9 @@ describe(`a write that lost a race for a unique value (${TEST_DIALECT})`, () => 
     it('reports only the points_threshold a concurrent write took from a PATCH', async () => {
       const created = await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Iron', points_threshold: 20 } });
       const id = created.json().data.id;
-      const res = await racedBy({ id: 900_001, name: 'Steel', points_threshold: 30 }, () => t.request('PATCH', `${API}/vip_tiers/${id}`, { body: { points_threshold: 30 } }));
+      const res = await racedBy({ id: 900_001, name: 'Steel', points_threshold: 30 }, () =>
+        t.request('PATCH', `${API}/vip_tiers/${id}`, { body: { points_threshold: 30 } }),
+      );
       expect(res.statusCode, res.body).toBe(422);
       expect(errorOf(res)).toMatchObject({ code: 'validation_failed', details: [taken('points_threshold')] });
       expect((await t.request('GET', `${API}/vip_tiers/${id}`)).json().data).toMatchObject({ name: 'Iron', points_threshold: 20 });

@@ -43,11 +43,13 @@ describe(`records: writes and reads of every resource (${TEST_DIALECT})`, () => 
           ? await t.request('PUT', `${API}/${path}/77`, { body: { ...bad, surprise: 1 } })
           : await t.request('POST', `${API}/${path}`, { body: { ...bad, surprise: 1 } });
       expect(res.statusCode).toBe(422);
-      const params = errorOf(res).details!.map((d) => d.param).sort();
+      const params = errorOf(res)
+        .details!.map((d) => d.param)
+        .sort();
       expect(params).toEqual([...Object.keys(bad), 'surprise'].sort());
     });
 
-    it('keeps shops apart: another shop\'s record answers 404 and never shows', async () => {
+    it("keeps shops apart: another shop's record answers 404 and never shows", async () => {
       const mine = (await create(2)).json().data[r.id];
       expect((await t.request('GET', `${API}/${path}/${mine}`, { token: other.token })).statusCode).toBe(404);
       if (r.write === 'crud') {
@@ -102,10 +104,14 @@ describe(`records: writes and reads of every resource (${TEST_DIALECT})`, () => 
     const fine = await t.request('PUT', `${API}/orders/42`, { body: { ...order, total: 19.99 } });
     expect(fine.json().data.total).toBe(19.99);
     const badCurrency = await t.request('PUT', `${API}/orders/42`, { body: { ...order, currency: 'eur', placed_at: 'yesterday' } });
-    expect(errorOf(badCurrency).details!.map((d) => d.param).sort()).toEqual(['currency', 'placed_at']);
+    expect(
+      errorOf(badCurrency)
+        .details!.map((d) => d.param)
+        .sort(),
+    ).toEqual(['currency', 'placed_at']);
   });
 
-  it('shows a webhook\'s secret once, on creation', async () => {
+  it("shows a webhook's secret once, on creation", async () => {
     const res = await t.request('POST', `${API}/webhooks`, { body: { topic: 'customer.created', url: 'https://example.com/h' } });
     const { id, secret } = res.json().data;
     expect(secret).toMatch(/^whsec_[\w-]{32}$/);
@@ -138,7 +144,11 @@ describe(`records: writes and reads of every resource (${TEST_DIALECT})`, () => 
   it('keeps VIP tier names and thresholds unique in the shop', async () => {
     await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Gold', points_threshold: 1000 } });
     const dup = await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Gold', points_threshold: 1000 } });
-    expect(errorOf(dup).details!.map((d) => d.code).sort()).toEqual(['name_taken', 'points_threshold_taken']);
+    expect(
+      errorOf(dup)
+        .details!.map((d) => d.code)
+        .sort(),
+    ).toEqual(['name_taken', 'points_threshold_taken']);
     expect((await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Gold', points_threshold: 1000 }, token: other.token })).statusCode).toBe(201);
   });
 

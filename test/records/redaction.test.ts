@@ -24,7 +24,9 @@ const TRACES = [PERSON.email, 'augusta.ada', PERSON.first_name, PERSON.last_name
 async function allRows(t: TestContext): Promise<Map<string, string>> {
   const db = t.database.db;
   const { rows: tables } = isPostgres(db)
-    ? await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
+    ? await sql<{
+        name: string;
+      }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db)
     : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db);
   const out = new Map<string, string>();
   for (const { name } of tables) out.set(name, JSON.stringify((await sql`select * from ${sql.table(name)}`.execute(db)).rows).toLowerCase());
@@ -66,14 +68,17 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
   afterAll(() => t.close());
 
   it('holds the person in many tables before', async () => {
-    for (const topic of ['customer.created', 'customer.updated', 'points_event.created', 'referral.completed', 'customer.redacted']) await createWebhook(t, topic);
+    for (const topic of ['customer.created', 'customer.updated', 'points_event.created', 'referral.completed', 'customer.redacted'])
+      await createWebhook(t, topic);
     await t.request('POST', `${API}/earning_rules`, { body: { kind: 'order', points_per_unit: 1, unit_amount: 1 } });
     await t.request('POST', `${API}/earning_rules`, { body: { kind: 'referral_friend', points_amount: 50 } });
     await t.request('POST', `${API}/earning_rules`, { body: { kind: 'referral_referrer', points_amount: 70 } });
     await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Silver', points_threshold: 100 } });
     expect((await t.request('PUT', `${API}/customers/2`, { body: { email: 'grace@example.com', first_name: 'Grace' } })).statusCode).toBe(201);
     // Invited before she is a customer, by the e-mail she then signs up with (Gmail rules aside, case differs).
-    expect((await t.request('POST', `${API}/referrals`, { body: { referrer_remote_id: 2, referred_email: 'augusta.ada+loyalty@example.com' } })).statusCode).toBe(201);
+    expect(
+      (await t.request('POST', `${API}/referrals`, { body: { referrer_remote_id: 2, referred_email: 'augusta.ada+loyalty@example.com' } })).statusCode,
+    ).toBe(201);
     const put = await t.request('PUT', `${API}/customers/1`, { body: PERSON, headers: { 'idempotency-key': 'put-ada' } });
     expect(put.statusCode).toBe(201);
     const grant = await t.request('POST', `${API}/points_events`, {
@@ -82,18 +87,26 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
     });
     expect(grant.statusCode).toBe(201);
     await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '2', source: 'manual', points_amount: 40, internal_note: 'for Grace' } });
-    await t.request('PUT', `${API}/orders/10`, { body: { customer_remote_id: 1, total: 80, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T00:00:00Z' } });
+    await t.request('PUT', `${API}/orders/10`, {
+      body: { customer_remote_id: 1, total: 80, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T00:00:00Z' },
+    });
     expect((await t.request('POST', `${API}/referrals`, { body: { referrer_remote_id: 1, referred_email: 'friend@example.com' } })).statusCode).toBe(201);
     const reward = (await t.request('POST', `${API}/rewards`, { body: { name: 'Tote', points_price: 100, kind: 'free_product', value: 10 } })).json().data;
     expect((await t.request('POST', `${API}/redemptions`, { body: { reward_id: reward.id, customer_identifier: '1' } })).statusCode).toBe(201);
     await t.request('PUT', `${API}/subscription_contracts/5`, { body: { customer_remote_id: 1, status: 'active', next_billing_date: '2026-02-01T00:00:00Z' } });
 
-    const referral = (await t.request('GET', `${API}/referrals`, { query: { 'pagination[per_page]': '10' } })).json().data.find((r: { referrer_remote_id: number }) => r.referrer_remote_id === 2);
+    const referral = (await t.request('GET', `${API}/referrals`, { query: { 'pagination[per_page]': '10' } }))
+      .json()
+      .data.find((r: { referrer_remote_id: number }) => r.referrer_remote_id === 2);
     expect(referral).toMatchObject({ status: 'completed', referred_remote_id: 1 });
     expect((await t.request('GET', `${API}/customers/1`)).json().data.vip_tier).toMatchObject({ name: 'Silver' });
     before = await ledgerTotals(t);
     const found = await tracesFound(t);
-    for (const table of ['customers', 'points_events', 'referrals', 'idempotency_keys', 'webhook_deliveries']) expect(found.some((f) => f.endsWith(` in ${table}`)), table).toBe(true);
+    for (const table of ['customers', 'points_events', 'referrals', 'idempotency_keys', 'webhook_deliveries'])
+      expect(
+        found.some((f) => f.endsWith(` in ${table}`)),
+        table,
+      ).toBe(true);
   });
 
   it('erases the person from every table and keeps the ledger', async () => {
@@ -105,7 +118,7 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
 
     expect(await tracesFound(t)).toEqual([]);
     expect(await ledgerTotals(t)).toEqual(before);
-    const anonymous = ((await t.request('GET', `${API}/points_events`, { query: { 'pagination[per_page]': '100' } })).json().data);
+    const anonymous = (await t.request('GET', `${API}/points_events`, { query: { 'pagination[per_page]': '100' } })).json().data;
     const theirs = anonymous.filter((e: { customer: { remote_id: number } }) => e.customer.remote_id < 0);
     expect(theirs.length).toBeGreaterThan(0);
     expect(new Set(theirs.map((e: { customer: { remote_id: number } }) => e.customer.remote_id)).size).toBe(1);
@@ -115,7 +128,13 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
   });
 
   it('leaves nothing to read under the old remote_id or e-mail', async () => {
-    for (const path of [`customers/1`, `customers/${encodeURIComponent(PERSON.email)}`, `customers/1/points_events`, `customers/1/export`, `customers/1/vip_tier_history`]) {
+    for (const path of [
+      `customers/1`,
+      `customers/${encodeURIComponent(PERSON.email)}`,
+      `customers/1/points_events`,
+      `customers/1/export`,
+      `customers/1/vip_tier_history`,
+    ]) {
       const res = await t.request('GET', `${API}/${path}`);
       expect(res.statusCode, path).toBe(404);
       expect(errorOf(res).code).toBe('not_found');
@@ -172,7 +191,13 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
     expect(res.statusCode).toBe(201);
     expect(res.json().data).toMatchObject({ remote_id: 1, points_balance: 0, credits_balance: 0, points_earned_lifetime: 0, vip_tier: null, first_name: null });
     expect((await t.request('GET', `${API}/customers/1/points_events`)).json().data).toEqual([]);
-    expect((await t.request('GET', `${API}/customers/1/export`)).json().data).toMatchObject({ points_events: [], orders: [], redemptions: [], referrals: [], vip_tier_history: [] });
+    expect((await t.request('GET', `${API}/customers/1/export`)).json().data).toMatchObject({
+      points_events: [],
+      orders: [],
+      redemptions: [],
+      referrals: [],
+      vip_tier_history: [],
+    });
     // Deleting the new one redacts it too, under a new tombstone time.
     t.clock.advance(DAY);
     const second = await t.request('DELETE', `${API}/customers/1`);
@@ -180,14 +205,18 @@ describe(`customer redaction (${TEST_DIALECT})`, () => {
   });
 
   it('cancelled the pending referrals they made, so that none can pay the anonymous customer', async () => {
-    const theirs = (await t.request('GET', `${API}/referrals`, { query: { 'pagination[per_page]': '10' } })).json().data.find((r: { referred_email: string }) => r.referred_email === 'friend@example.com');
+    const theirs = (await t.request('GET', `${API}/referrals`, { query: { 'pagination[per_page]': '10' } }))
+      .json()
+      .data.find((r: { referred_email: string }) => r.referred_email === 'friend@example.com');
     expect(theirs).toMatchObject({ status: 'cancelled', cancelled_at: redactedAt, completed_at: null });
     expect(theirs.referrer_remote_id).toBeLessThan(0);
     const complete = await t.request('POST', `${API}/referrals/${theirs.id}/complete`);
     expect(errorOf(complete).code).toBe('referral_not_pending');
     // The friend signs up and pays: the referral stays cancelled and nobody earns by it.
     expect((await t.request('PUT', `${API}/customers/3`, { body: { email: 'friend@example.com' } })).statusCode).toBe(201);
-    await t.request('PUT', `${API}/orders/11`, { body: { customer_remote_id: 3, total: 20, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-11T00:00:00Z' } });
+    await t.request('PUT', `${API}/orders/11`, {
+      body: { customer_remote_id: 3, total: 20, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-11T00:00:00Z' },
+    });
     expect((await t.request('GET', `${API}/referrals/${theirs.id}`)).json().data.status).toBe('cancelled');
     expect((await t.request('GET', `${API}/customers/3`)).json().data.points_balance).toBe(20);
   });

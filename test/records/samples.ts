@@ -55,7 +55,8 @@ function earningRuleSample(i: number): Row {
   const kinds = ['order', 'signup', 'birthday', 'referral_referrer', 'referral_friend', 'subscription_billing'];
   const kind = kinds[i % kinds.length]!;
   const credits = i % 3 === 0 ? { credits_amount: 1.5 } : {};
-  if (kind === 'order') return { enabled: false, kind, points_per_unit: 1 + (i % 7), unit_amount: 1, min_order_total: i % 2 === 0 ? null : 20, currency: 'EUR', ...credits };
+  if (kind === 'order')
+    return { enabled: false, kind, points_per_unit: 1 + (i % 7), unit_amount: 1, min_order_total: i % 2 === 0 ? null : 20, currency: 'EUR', ...credits };
   return { enabled: false, kind, points_amount: 10 + (i % 7), ...credits };
 }
 
@@ -81,7 +82,13 @@ export async function seed(db: DB, shopId: number, r: Resource, n: number, now: 
   if (r.id === 'remote_id') {
     // Gaps between remote ids, and not the order they were written in.
     const ids = rows.map((_, i) => 1 + ((i * 7919) % n) * 3);
-    await upsertRecords(db, shopId, r, rows.map((row, i) => ({ remote_id: ids[i], ...row })), now);
+    await upsertRecords(
+      db,
+      shopId,
+      r,
+      rows.map((row, i) => ({ remote_id: ids[i], ...row })),
+      now,
+    );
     return ids.sort((a, b) => a - b);
   }
   return insertRecords(db, shopId, r, rows, now);

@@ -73,7 +73,9 @@ describe(`customers' updated_at (${TEST_DIALECT})`, () => {
   it('moves when a points event changes a balance, without customer.updated (points events have their own webhooks)', async () => {
     const now = later();
     expect(await changedSince(now)).toEqual([]);
-    const res = await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: 50, expires_at: new Date(t.clock.now + DAY).toISOString() } });
+    const res = await t.request('POST', `${API}/points_events`, {
+      body: { customer_identifier: '1', source: 'manual', points_amount: 50, expires_at: new Date(t.clock.now + DAY).toISOString() },
+    });
     expect(res.statusCode, res.body).toBe(201);
     expect(await updatedAt()).toBe(now);
     expect(await changedSince(now)).toEqual([1]);

@@ -8,7 +8,10 @@ import { TEST_DIALECT } from '../helpers/database.js';
 // decimals, cross-field rules and database rules (unique values, references) run on every
 // field that passed its schema, beside the schema's errors.
 
-const failures = (res: Parameters<typeof errorOf>[0]) => errorOf(res).details!.map((d) => [d.param, d.code]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+const failures = (res: Parameters<typeof errorOf>[0]) =>
+  errorOf(res)
+    .details!.map((d) => [d.param, d.code])
+    .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
 
 const ORDER = { customer_remote_id: null, total: 59.9, currency: 'EUR', financial_status: 'paid', placed_at: '2026-01-10T09:30:00Z' };
 
@@ -34,7 +37,7 @@ describe(`records: every failing field at once (${TEST_DIALECT})`, () => {
     expect((await t.request('GET', `${API}/orders/42`)).statusCode).toBe(404);
   });
 
-  it('reports a reward\'s value decimals beside a bad kind or points_price (PATCH)', async () => {
+  it("reports a reward's value decimals beside a bad kind or points_price (PATCH)", async () => {
     const badKind = await t.request('PATCH', `${API}/rewards/${rewardId}`, { body: { kind: 'bogus', value: 1.234 } });
     expect(failures(badKind)).toEqual([
       ['kind', 'invalid_value'],
@@ -78,7 +81,7 @@ describe(`records: every failing field at once (${TEST_DIALECT})`, () => {
     ]);
   });
 
-  it('tells a body\'s own errors before a missing record', async () => {
+  it("tells a body's own errors before a missing record", async () => {
     const res = await t.request('PATCH', `${API}/rewards/987654`, { body: { value: 1.234 } });
     expect(res.statusCode).toBe(422);
     expect(failures(res)).toEqual([['value', 'invalid_amount']]);

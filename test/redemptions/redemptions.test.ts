@@ -35,9 +35,15 @@ describe(`redemptions (${TEST_DIALECT})`, () => {
     expect(reward).toMatchObject({ limit_per_customer: 3, code_prefix: 'SUMMER-', code_valid_days: 30 });
     const plain = await createReward({ points_price: 100 });
     expect(plain).toMatchObject({ limit_per_customer: null, code_prefix: null, code_valid_days: null });
-    const bad = await t.request('POST', `${API}/rewards`, { body: { name: 'x', kind: 'free_shipping', points_price: 1, code_prefix: 'has space', code_valid_days: 0 } });
+    const bad = await t.request('POST', `${API}/rewards`, {
+      body: { name: 'x', kind: 'free_shipping', points_price: 1, code_prefix: 'has space', code_valid_days: 0 },
+    });
     expect(bad.statusCode).toBe(422);
-    expect(errorOf(bad).details!.map((d) => d.param).sort()).toEqual(['code_prefix', 'code_valid_days']);
+    expect(
+      errorOf(bad)
+        .details!.map((d) => d.param)
+        .sort(),
+    ).toEqual(['code_prefix', 'code_valid_days']);
   });
 
   it('redeems until the balance runs out; the next is insufficient_balance and nothing changes', async () => {
@@ -83,13 +89,17 @@ describe(`redemptions (${TEST_DIALECT})`, () => {
     expect(sent.map((d) => d.body.data.code)).toEqual(codes);
   });
 
-  it('returns a voided redemption\'s points into their original lots, which expire on their own dates', async () => {
+  it("returns a voided redemption's points into their original lots, which expire on their own dates", async () => {
     await createWebhook(t, 'redemption.voided');
     const reward = await createReward({ points_price: 300 });
-    expect((await postBatch(t, [
-      { customer_identifier: '2', source: 'manual', points_amount: 100, expires_at: at(10) },
-      { customer_identifier: '2', source: 'manual', points_amount: 500, expires_at: at(300) },
-    ])).statusCode).toBe(201);
+    expect(
+      (
+        await postBatch(t, [
+          { customer_identifier: '2', source: 'manual', points_amount: 100, expires_at: at(10) },
+          { customer_identifier: '2', source: 'manual', points_amount: 500, expires_at: at(300) },
+        ])
+      ).statusCode,
+    ).toBe(201);
     const redemption = (await redeem(reward.id, '2')).json().data;
     expect(redemption.code).toMatch(CODE);
     expect(await customer(2)).toMatchObject({ points_balance: 300, next_expiry: { points: 300, expires_at: at(300) } });
@@ -131,7 +141,10 @@ describe(`redemptions (${TEST_DIALECT})`, () => {
     expect(errorOf(await action(first.id, 'use'))).toMatchObject({ code: 'redemption_not_usable' });
     const notVoidable = await action(first.id, 'void');
     expect(notVoidable.statusCode).toBe(409);
-    expect(errorOf(notVoidable)).toMatchObject({ code: 'redemption_not_voidable', message: `Redemption ${first.id} was used; only an issued redemption can be voided` });
+    expect(errorOf(notVoidable)).toMatchObject({
+      code: 'redemption_not_voidable',
+      message: `Redemption ${first.id} was used; only an issued redemption can be voided`,
+    });
 
     const second = (await redeem(reward.id, '3')).json().data;
     t.clock.advance(5 * DAY);
@@ -153,7 +166,10 @@ describe(`redemptions (${TEST_DIALECT})`, () => {
     expect((await redeem(reward.id, '4')).statusCode).toBe(201);
     const limited = await redeem(reward.id, '4');
     expect(limited.statusCode).toBe(422);
-    expect(errorOf(limited)).toMatchObject({ code: 'redemption_limit_reached', message: `The customer has redeemed reward ${reward.id} 2 times, its limit per customer` });
+    expect(errorOf(limited)).toMatchObject({
+      code: 'redemption_limit_reached',
+      message: `The customer has redeemed reward ${reward.id} 2 times, its limit per customer`,
+    });
     // Another customer has a limit of their own.
     await postEvent(t, { customer_identifier: '5', source: 'manual', points_amount: 100 });
     expect((await redeem(reward.id, '5')).statusCode).toBe(201);
@@ -174,7 +190,11 @@ describe(`redemptions (${TEST_DIALECT})`, () => {
     });
     const bad = await redeem('12', '');
     expect(bad.statusCode).toBe(422);
-    expect(errorOf(bad).details!.map((d) => d.param).sort()).toEqual(['customer_identifier', 'reward_id']);
+    expect(
+      errorOf(bad)
+        .details!.map((d) => d.param)
+        .sort(),
+    ).toEqual(['customer_identifier', 'reward_id']);
     const extra = await t.request('POST', `${API}/redemptions`, { body: { reward_id: reward.id, customer_identifier: '5', points: 1 } });
     expect(errorOf(extra).details).toEqual([expect.objectContaining({ param: 'points', code: 'unknown_parameter' })]);
   });

@@ -16,20 +16,35 @@ describe(`customers sorted by balance (${TEST_DIALECT})`, () => {
     t = await setup();
     await createCustomers(t, 30);
     // Three values each, so that ties are many; deductions make balance and earned differ.
-    const events = Array.from({ length: 30 }, (_, i) => ({ customer_identifier: String(i + 1), source: 'manual', points_amount: 10 * ((i * 7) % 3) + 5, credits_amount: (i % 4) / 2 + 1 }));
+    const events = Array.from({ length: 30 }, (_, i) => ({
+      customer_identifier: String(i + 1),
+      source: 'manual',
+      points_amount: 10 * ((i * 7) % 3) + 5,
+      credits_amount: (i % 4) / 2 + 1,
+    }));
     expect((await postBatch(t, events)).statusCode).toBe(201);
     const deductions = Array.from({ length: 10 }, (_, i) => ({ customer_identifier: String(3 * i + 1), source: 'manual', points_amount: -5 }));
     expect((await postBatch(t, deductions)).statusCode).toBe(201);
   });
   afterAll(() => t?.close());
 
-  it.each(SORTS.flatMap((s) => [[s, 'asc'], [s, 'desc']] as const))('by %s %s, ties by remote_id, page after page', async (field, direction) => {
+  it.each(
+    SORTS.flatMap(
+      (s) =>
+        [
+          [s, 'asc'],
+          [s, 'desc'],
+        ] as const,
+    ),
+  )('by %s %s, ties by remote_id, page after page', async (field, direction) => {
     const all = (await t.request('GET', `${API}/customers`, { query: { 'pagination[per_page]': '250' } })).json().data as Record<string, number>[];
     const sign = direction === 'asc' ? 1 : -1;
     const expected = [...all].sort((a, b) => sign * (a[field]! - b[field]!) || sign * (a.remote_id! - b.remote_id!)).map((c) => c.remote_id);
     const pages: number[] = [];
     for (let page = 1; page <= 4; page++) {
-      const res = await t.request('GET', `${API}/customers`, { query: { 'sort[order_type]': field, 'sort[order_direction]': direction, 'pagination[per_page]': '8', 'pagination[page]': String(page) } });
+      const res = await t.request('GET', `${API}/customers`, {
+        query: { 'sort[order_type]': field, 'sort[order_direction]': direction, 'pagination[per_page]': '8', 'pagination[page]': String(page) },
+      });
       expect(res.statusCode, res.body).toBe(200);
       pages.push(...res.json().data.map((c: { remote_id: number }) => c.remote_id));
     }

@@ -18,7 +18,14 @@ describe(`points events CSV export memory (${TEST_DIALECT})`, () => {
     const pid = server.child.pid!;
     try {
       for (let c = 1; c <= 20; c++) await send(server.url, token, 'PUT', `/customers/${c}`, { email: `c${c}@example.com` });
-      const batch = { points_events: Array.from({ length: BATCH }, (_, i) => ({ customer_identifier: String((i % 20) + 1), source: 'manual', points_amount: 1, internal_note: NOTE })) };
+      const batch = {
+        points_events: Array.from({ length: BATCH }, (_, i) => ({
+          customer_identifier: String((i % 20) + 1),
+          source: 'manual',
+          points_amount: 1,
+          internal_note: NOTE,
+        })),
+      };
       for (let i = 0; i < EVENTS / BATCH; i++) await send(server.url, token, 'POST', '/points_events/batch', batch);
 
       // A small export first, so that the code the export runs is loaded before the baseline.

@@ -15,7 +15,9 @@ describe(`exports (${TEST_DIALECT})`, () => {
   beforeAll(async () => {
     t = await setup();
     await createCustomers(t, 3);
-    const res = await t.request('PUT', `${API}/customers/4`, { body: { email: 'eve@example.com', first_name: '=HYPERLINK("http://evil.example")', last_name: '@SUM(A1)' } });
+    const res = await t.request('PUT', `${API}/customers/4`, {
+      body: { email: 'eve@example.com', first_name: '=HYPERLINK("http://evil.example")', last_name: '@SUM(A1)' },
+    });
     expect(res.statusCode, res.body).toBe(201);
     const events = [
       { customer_identifier: '4', source: 'manual', points_amount: 10, internal_note: 'A "quoted", multi\nline note' },
@@ -50,10 +52,16 @@ describe(`exports (${TEST_DIALECT})`, () => {
     ]);
     expect(rows[0]!.applied_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const eve = records(await csv('customers.csv')).find((r) => r.remote_id === '4')!;
-    expect(eve).toMatchObject({ email: 'eve@example.com', first_name: '\'=HYPERLINK("http://evil.example")', last_name: "'@SUM(A1)", points_balance: '12', credits_balance: '1.25' });
+    expect(eve).toMatchObject({
+      email: 'eve@example.com',
+      first_name: '\'=HYPERLINK("http://evil.example")',
+      last_name: "'@SUM(A1)",
+      points_balance: '12',
+      credits_balance: '1.25',
+    });
   });
 
-  it('takes the list endpoint\'s filters, and only those', async () => {
+  it("takes the list endpoint's filters, and only those", async () => {
     expect(records(await csv('points_events.csv', { customer_identifier: 'eve@example.com', source: 'manual' })).map((r) => r.id)).toEqual(['1', '4']);
     expect(records(await csv('customers.csv', { email: 'EVE@example.com' })).map((r) => r.remote_id)).toEqual(['4']);
     // An empty list is a header row alone.
@@ -75,7 +83,10 @@ describe(`exports (${TEST_DIALECT})`, () => {
       expect(fs.readFileSync(out, 'utf8')).toBe(await csv('points_events.csv'));
       const ndjson = await loyalty(t.url, 'export', 'customers', '--shop', String(t.shop.id), '--format', 'ndjson');
       expect(ndjson.code).toBe(0);
-      const lines = ndjson.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      const lines = ndjson.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(lines.map((c) => c.remote_id)).toEqual([1, 2, 3, 4]);
       expect(lines[3]).toMatchObject({ first_name: '=HYPERLINK("http://evil.example")', points_balance: 12 });
       expect(await loyalty(t.url, 'export', 'rewards', '--shop', String(t.shop.id))).toMatchObject({ code: 2 });

@@ -26,6 +26,7 @@ export function expectReconciled(periods: readonly ReportPeriod[]): void {
 /** Each column summed over the periods. */
 export function columnSums(periods: readonly ReportPeriod[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const unit of ['points', 'credits']) for (const k of FLOW_KINDS) out[`${unit}_${k}`] = Math.round(periods.reduce((sum, p) => sum + p[`${unit}_${k}`]! * 100, 0)) / 100;
+  for (const unit of ['points', 'credits'])
+    for (const k of FLOW_KINDS) out[`${unit}_${k}`] = Math.round(periods.reduce((sum, p) => sum + p[`${unit}_${k}`]! * 100, 0)) / 100;
   return out;
 }

@@ -32,12 +32,22 @@ describe(`migration 015: the aggregates of an existing ledger (${TEST_DIALECT})`
       ...(i % 4 === 0 ? { expires_at: at((i % 90) - 5) } : {}),
     }));
     expect((await postBatch(t, grants)).statusCode).toBe(201);
-    const deductions = Array.from({ length: 50 }, (_, i) => ({ customer_identifier: String((i % 5) + 1), source: 'manual', points_amount: -3, applied_at: at(i) }));
+    const deductions = Array.from({ length: 50 }, (_, i) => ({
+      customer_identifier: String((i % 5) + 1),
+      source: 'manual',
+      points_amount: -3,
+      applied_at: at(i),
+    }));
     expect((await postBatch(t, deductions)).statusCode).toBe(201);
     expect(await sweepExpiredLots(t.database.db, NOW)).toBeGreaterThan(0);
     const before = await pointsReport(t, '2026-01-31', '2026-05-01');
 
-    const migrator = new Migrator({ db: t.database.db, provider: { getMigrations: async () => migrations }, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+    const migrator = new Migrator({
+      db: t.database.db,
+      provider: { getMigrations: async () => migrations },
+      migrationTableName: 'schema_migrations',
+      migrationLockTableName: 'schema_migrations_lock',
+    });
     const names = Object.keys(migrations);
     const { error } = await migrator.migrateTo(names[names.indexOf('015_reports') - 1]!);
     expect(error).toBeUndefined();

@@ -34,7 +34,9 @@ describe(`every kind of event lands in its column (${TEST_DIALECT})`, () => {
     return answer.json().data;
   };
   const putOrder = (id: number, fields: Record<string, unknown>) =>
-    t.request('PUT', `${API}/orders/${id}`, { body: { customer_remote_id: 1, total: 100, currency: 'EUR', placed_at: new Date(t.clock.now).toISOString(), ...fields } });
+    t.request('PUT', `${API}/orders/${id}`, {
+      body: { customer_remote_id: 1, total: 100, currency: 'EUR', placed_at: new Date(t.clock.now).toISOString(), ...fields },
+    });
   /** The one day of the report that is today, after checking every period. */
   const today = async () => {
     const periods = await pointsReport(t, date(START), date(t.clock.now));
@@ -46,10 +48,20 @@ describe(`every kind of event lands in its column (${TEST_DIALECT})`, () => {
   it('grants, deductions, redemptions, voids, reversals, expirations, pending releases and clawbacks', async () => {
     await post({ points_amount: 1000, credits_amount: 2.5 });
     await post({ points_amount: -100, credits_amount: -1 });
-    expect(await today()).toMatchObject({ points_earned: 1000, points_deducted: 100, credits_earned: 2.5, credits_deducted: 1, points_outstanding_end: 900, credits_outstanding_end: 1.5 });
+    expect(await today()).toMatchObject({
+      points_earned: 1000,
+      points_deducted: 100,
+      credits_earned: 2.5,
+      credits_deducted: 1,
+      points_outstanding_end: 900,
+      credits_outstanding_end: 1.5,
+    });
 
     t.clock.advance(DAY);
-    const reward = await ok(t.request('POST', `${API}/rewards`, { body: { name: '5 € off', kind: 'fixed_amount_discount', value: 5, points_price: 300 } }), 201);
+    const reward = await ok(
+      t.request('POST', `${API}/rewards`, { body: { name: '5 € off', kind: 'fixed_amount_discount', value: 5, points_price: 300 } }),
+      201,
+    );
     const redemption = await ok(t.request('POST', `${API}/redemptions`, { body: { reward_id: reward.id, customer_identifier: '1' } }), 201);
     expect(await today()).toMatchObject({ points_redeemed: 300, points_reversed: 0, points_outstanding_start: 900, points_outstanding_end: 600 });
     await ok(t.request('POST', `${API}/redemptions/${redemption.id}/void`));
@@ -132,7 +144,7 @@ describe(`a randomised history reconciles in every period (${TEST_DIALECT})`, ()
 
   it('holds the identity for every day, week and month, and weeks and months total what the days do', async () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const localDate = (ms: number) => date(ms + 5.5 * 3600_000);
     const earnedByDay = new Map<string, number>();
     const deductedByDay = new Map<string, number>();
@@ -144,7 +156,14 @@ describe(`a randomised history reconciles in every period (${TEST_DIALECT})`, ()
         const points = 10 + Math.floor(random() * 90);
         add(earnedByDay, appliedAt, points);
         const expiring = i % 3 === 0 ? { expires_at: new Date(appliedAt + 10 * DAY).toISOString() } : {};
-        return { customer_identifier: String((i % 20) + 1), source: 'order', points_amount: points, credits_amount: (i % 7) / 4, applied_at: new Date(appliedAt).toISOString(), ...expiring };
+        return {
+          customer_identifier: String((i % 20) + 1),
+          source: 'order',
+          points_amount: points,
+          credits_amount: (i % 7) / 4,
+          applied_at: new Date(appliedAt).toISOString(),
+          ...expiring,
+        };
       });
       expect((await postBatch(t, events)).statusCode).toBe(201);
     }
@@ -164,9 +183,16 @@ describe(`a randomised history reconciles in every period (${TEST_DIALECT})`, ()
     expectReconciled(days);
     expect(days[0]).toMatchObject({ points_outstanding_start: 0, credits_outstanding_start: 0 });
     for (const day of days) {
-      expect([day.period_start, day.points_earned, day.points_deducted]).toEqual([day.period_start, earnedByDay.get(day.period_start) ?? 0, deductedByDay.get(day.period_start) ?? 0]);
+      expect([day.period_start, day.points_earned, day.points_deducted]).toEqual([
+        day.period_start,
+        earnedByDay.get(day.period_start) ?? 0,
+        deductedByDay.get(day.period_start) ?? 0,
+      ]);
     }
-    const { rows } = await sql<{ points: number; credits: number }>`select sum(points_balance) as points, sum(credits_balance) as credits from customers where shop_id = ${t.shop.id}`.execute(t.database.db);
+    const { rows } = await sql<{
+      points: number;
+      credits: number;
+    }>`select sum(points_balance) as points, sum(credits_balance) as credits from customers where shop_id = ${t.shop.id}`.execute(t.database.db);
     expect(days.at(-1)).toMatchObject({ points_outstanding_end: Number(rows[0]!.points), credits_outstanding_end: Number(rows[0]!.credits) / 100 });
 
     for (const interval of ['week', 'month']) {
@@ -174,7 +200,11 @@ describe(`a randomised history reconciles in every period (${TEST_DIALECT})`, ()
       expectReconciled(periods);
       expect(columnSums(periods)).toEqual(columnSums(days));
       expect(periods[0]!.period_start).toBe(from);
-      expect(periods.at(-1)).toMatchObject({ period_end: to, points_outstanding_end: days.at(-1)!.points_outstanding_end, credits_outstanding_end: days.at(-1)!.credits_outstanding_end });
+      expect(periods.at(-1)).toMatchObject({
+        period_end: to,
+        points_outstanding_end: days.at(-1)!.points_outstanding_end,
+        credits_outstanding_end: days.at(-1)!.credits_outstanding_end,
+      });
     }
     expect(FLOW_KINDS.every((k) => typeof days[0]![`points_${k}`] === 'number')).toBe(true);
     await expectConsistentLedger(t);

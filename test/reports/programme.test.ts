@@ -24,7 +24,7 @@ describe(`the programme report (${TEST_DIALECT})`, () => {
     return res.json().data;
   };
 
-  it('counts customers, balances, tier members and the last 30 days\' redemptions', async () => {
+  it("counts customers, balances, tier members and the last 30 days' redemptions", async () => {
     expect(await report()).toEqual({
       customers: 6,
       customers_with_points: 0,
@@ -37,11 +37,23 @@ describe(`the programme report (${TEST_DIALECT})`, () => {
     });
     const silver = await created('vip_tiers', { name: 'Silver', points_threshold: 100 });
     const gold = await created('vip_tiers', { name: 'Gold', points_threshold: 1000 });
-    const grants = [1500, 1200, 300, 150, 50].map((points, i) => ({ customer_identifier: String(i + 1), source: 'manual', points_amount: points, credits_amount: i / 2 }));
+    const grants = [1500, 1200, 300, 150, 50].map((points, i) => ({
+      customer_identifier: String(i + 1),
+      source: 'manual',
+      points_amount: points,
+      credits_amount: i / 2,
+    }));
     expect((await postBatch(t, grants)).statusCode).toBe(201);
     const coffee = await created('rewards', { name: 'Coffee', kind: 'fixed_amount_discount', value: 3, points_price: 100 });
     const cake = await created('rewards', { name: 'Cake', kind: 'fixed_amount_discount', value: 5, points_price: 50 });
-    for (const [reward, customer] of [[coffee, 1], [cake, 2], [cake, 3], [coffee, 1], [cake, 4]] as const) await created('redemptions', { reward_id: reward.id, customer_identifier: String(customer) });
+    for (const [reward, customer] of [
+      [coffee, 1],
+      [cake, 2],
+      [cake, 3],
+      [coffee, 1],
+      [cake, 4],
+    ] as const)
+      await created('redemptions', { reward_id: reward.id, customer_identifier: String(customer) });
 
     expect(await report()).toEqual({
       customers: 6,

@@ -16,7 +16,11 @@ describe(`the days of a report are the shop's local days (${TEST_DIALECT})`, () 
   afterAll(() => t?.close());
 
   const setZone = (timezone: string) => t.request('PATCH', `${API}/shop`, { body: { timezone } });
-  const grants = (events: [string, number][]) => postBatch(t, events.map(([applied_at, points_amount]) => ({ customer_identifier: '1', source: 'manual', points_amount, applied_at })));
+  const grants = (events: [string, number][]) =>
+    postBatch(
+      t,
+      events.map(([applied_at, points_amount]) => ({ customer_identifier: '1', source: 'manual', points_amount, applied_at })),
+    );
   const earned = async (from: string, to: string) => (await pointsReport(t, from, to)).map((p) => [p.period_start, p.points_earned]);
 
   it('refuses a timezone the zone database does not know, and an offset', async () => {
@@ -32,8 +36,18 @@ describe(`the days of a report are the shop's local days (${TEST_DIALECT})`, () 
     const res = await setZone('Asia/Kolkata');
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data.timezone).toBe('Asia/Kolkata');
-    expect((await grants([['2026-01-09T18:29:59.999Z', 1], ['2026-01-09T18:30:00.000Z', 2]])).statusCode).toBe(201);
-    expect(await earned('2026-01-09', '2026-01-10')).toEqual([['2026-01-09', 1], ['2026-01-10', 2]]);
+    expect(
+      (
+        await grants([
+          ['2026-01-09T18:29:59.999Z', 1],
+          ['2026-01-09T18:30:00.000Z', 2],
+        ])
+      ).statusCode,
+    ).toBe(201);
+    expect(await earned('2026-01-09', '2026-01-10')).toEqual([
+      ['2026-01-09', 1],
+      ['2026-01-10', 2],
+    ]);
   });
 
   it('puts events either side of both midnights of the day Europe/Berlin springs forward (23 hours) on their own days', async () => {
@@ -45,16 +59,30 @@ describe(`the days of a report are the shop's local days (${TEST_DIALECT})`, () 
       ['2026-03-29T22:00:00.000Z', 32], // 00:00 CEST on the 30th
     ]);
     expect(res.statusCode, res.body).toBe(201);
-    expect(await earned('2026-03-28', '2026-03-30')).toEqual([['2026-03-28', 4], ['2026-03-29', 24], ['2026-03-30', 32]]);
+    expect(await earned('2026-03-28', '2026-03-30')).toEqual([
+      ['2026-03-28', 4],
+      ['2026-03-29', 24],
+      ['2026-03-30', 32],
+    ]);
   });
 
   it('moves the history to the days of a new timezone', async () => {
     // In Berlin both Kolkata events are on the 9th; in UTC too; in Kolkata again apart.
-    expect(await earned('2026-01-09', '2026-01-10')).toEqual([['2026-01-09', 3], ['2026-01-10', 0]]);
+    expect(await earned('2026-01-09', '2026-01-10')).toEqual([
+      ['2026-01-09', 3],
+      ['2026-01-10', 0],
+    ]);
     expect((await setZone('UTC')).statusCode).toBe(200);
-    expect(await earned('2026-03-28', '2026-03-30')).toEqual([['2026-03-28', 12], ['2026-03-29', 48], ['2026-03-30', 0]]);
+    expect(await earned('2026-03-28', '2026-03-30')).toEqual([
+      ['2026-03-28', 12],
+      ['2026-03-29', 48],
+      ['2026-03-30', 0],
+    ]);
     expect((await setZone('Asia/Kolkata')).statusCode).toBe(200);
-    expect(await earned('2026-01-09', '2026-01-10')).toEqual([['2026-01-09', 1], ['2026-01-10', 2]]);
+    expect(await earned('2026-01-09', '2026-01-10')).toEqual([
+      ['2026-01-09', 1],
+      ['2026-01-10', 2],
+    ]);
     await expectConsistentLedger(t);
   });
 });

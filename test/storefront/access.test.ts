@@ -35,10 +35,25 @@ describe(`the storefront API's boundaries (${TEST_DIALECT})`, () => {
     const shopB = await t.createShop({ name: 'B' });
     await createCustomers(t, 1, 1, shopB.token);
     b = { token: shopB.token, key: await createKey(t, [], shopB.token) };
-    for (const [id, points] of [['1', 1000], ['2', 300]] as const) {
-      expect((await postEvent(t, { customer_identifier: id, source: 'manual', points_amount: points, internal_note: `internal ${id}`, external_note: `Welcome ${id}` })).statusCode).toBe(201);
+    for (const [id, points] of [
+      ['1', 1000],
+      ['2', 300],
+    ] as const) {
+      expect(
+        (
+          await postEvent(t, {
+            customer_identifier: id,
+            source: 'manual',
+            points_amount: points,
+            internal_note: `internal ${id}`,
+            external_note: `Welcome ${id}`,
+          })
+        ).statusCode,
+      ).toBe(201);
     }
-    const reward = await t.request('POST', `${API}/rewards`, { body: { name: 'Tote', kind: 'free_product', value: 12, points_price: 400, limit_per_customer: 2 } });
+    const reward = await t.request('POST', `${API}/rewards`, {
+      body: { name: 'Tote', kind: 'free_product', value: 12, points_price: 400, limit_per_customer: 2 },
+    });
     rewardId = reward.json().data.id;
     ada = await customerToken(t, key, { sub: '1' });
     grace = await customerToken(t, key, { sub: '2' });
@@ -56,13 +71,23 @@ describe(`the storefront API's boundaries (${TEST_DIALECT})`, () => {
     const events = (await asCustomer(t, 'GET', '/me/points_events', ada)).json();
     expect(events.data).toHaveLength(1);
     expect(events.data[0]).toEqual({
-      id: expect.any(Number), source: 'manual', points_amount: 1000, credits_amount: 0, external_note: 'Welcome 1', custom_action_name: null,
-      applied_at: expect.any(String), expires_at: null, order_remote_id: null, reversed_by_event_id: null,
+      id: expect.any(Number),
+      source: 'manual',
+      points_amount: 1000,
+      credits_amount: 0,
+      external_note: 'Welcome 1',
+      custom_action_name: null,
+      applied_at: expect.any(String),
+      expires_at: null,
+      order_remote_id: null,
+      reversed_by_event_id: null,
     });
     expect((await asCustomer(t, 'GET', '/me/points_events', adaInB)).json().data).toEqual([]);
 
     const rewards = (await asCustomer(t, 'GET', '/me/rewards', grace)).json().data;
-    expect(rewards).toEqual([{ id: rewardId, name: 'Tote', kind: 'free_product', value: 12, points_price: 400, affordable: false, points_needed: 100, redemptions_left: 2 }]);
+    expect(rewards).toEqual([
+      { id: rewardId, name: 'Tote', kind: 'free_product', value: 12, points_price: 400, affordable: false, points_needed: 100, redemptions_left: 2 },
+    ]);
     expect((await asCustomer(t, 'GET', '/me/rewards', adaInB)).json().data).toEqual([]);
   });
 
@@ -122,7 +147,12 @@ describe(`the storefront API's boundaries (${TEST_DIALECT})`, () => {
   it('refuses a merchant token on every storefront path, and a customer token on every merchant path', async () => {
     for (const route of STOREFRONT_ROUTES) {
       for (const authorization of [`Bearer ${t.token}`, t.token]) {
-        const res = await t.app.inject({ method: route.method, url: `${STOREFRONT}${route.path}`, headers: { authorization }, payload: route.method === 'GET' ? undefined : {} });
+        const res = await t.app.inject({
+          method: route.method,
+          url: `${STOREFRONT}${route.path}`,
+          headers: { authorization },
+          payload: route.method === 'GET' ? undefined : {},
+        });
         expect(res.statusCode, `${route.method} ${route.path}`).toBe(401);
       }
     }
@@ -133,7 +163,12 @@ describe(`the storefront API's boundaries (${TEST_DIALECT})`, () => {
     expect(merchant.length).toBeGreaterThan(20);
     for (const [path, item] of merchant) {
       for (const method of Object.keys(item).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))) {
-        const res = await t.app.inject({ method: method.toUpperCase() as 'GET', url: path.replace(/\{[^}]+\}/g, '1'), headers: { authorization: `Bearer ${ada}` }, payload: method === 'get' || method === 'delete' ? undefined : {} });
+        const res = await t.app.inject({
+          method: method.toUpperCase() as 'GET',
+          url: path.replace(/\{[^}]+\}/g, '1'),
+          headers: { authorization: `Bearer ${ada}` },
+          payload: method === 'get' || method === 'delete' ? undefined : {},
+        });
         expect(res.statusCode, `${method} ${path}`).toBe(401);
       }
     }

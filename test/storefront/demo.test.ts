@@ -32,7 +32,9 @@ describe(`the panel's demo page (${TEST_DIALECT})`, () => {
     const me = await fetch(`${server.url}/storefront_api/v1/me`, { headers: { authorization: `Bearer ${token}` } });
     expect(me.status).toBe(200);
     expect(((await me.json()) as { data: { points_balance: number } }).data.points_balance).toBeGreaterThan(0);
-    const rewards = (await (await fetch(`${server.url}/storefront_api/v1/me/rewards`, { headers: { authorization: `Bearer ${token}` } })).json()) as { data: unknown[] };
+    const rewards = (await (await fetch(`${server.url}/storefront_api/v1/me/rewards`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      data: unknown[];
+    };
     expect(rewards.data.length).toBeGreaterThan(0);
 
     expect((await loyalty(url, 'shops', 'delete', '--shop', '1', '--yes')).code).toBe(0);

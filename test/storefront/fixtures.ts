@@ -43,7 +43,13 @@ export async function customerToken(t: TestContext, key: TestKey, options: Token
 }
 
 /** A storefront request with a customer token (or none). */
-export function asCustomer(t: TestContext, method: 'GET' | 'POST' | 'PUT', path: string, token: string | null, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+export function asCustomer(
+  t: TestContext,
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  token: string | null,
+  options: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<LightMyRequestResponse> {
   return t.app.inject({
     method,
     url: `${STOREFRONT}${path}`,

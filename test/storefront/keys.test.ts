@@ -23,7 +23,14 @@ describe(`storefront keys (${TEST_DIALECT})`, () => {
     const created = await t.request('POST', `${API}/storefront_keys`, { body: { allowed_origins: [SHOP] } });
     expect(created.statusCode).toBe(201);
     const key = created.json().data;
-    expect(key).toEqual({ id: expect.any(Number), publishable_key: expect.stringMatching(/^pk_[\w-]{24}$/), secret: expect.stringMatching(/^sks_[\w-]{43}$/), allowed_origins: [SHOP], created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(key).toEqual({
+      id: expect.any(Number),
+      publishable_key: expect.stringMatching(/^pk_[\w-]{24}$/),
+      secret: expect.stringMatching(/^sks_[\w-]{43}$/),
+      allowed_origins: [SHOP],
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
     const second = await createKey(t);
     const list = (await t.request('GET', `${API}/storefront_keys`)).json();
     expect(list.data.map((k: { id: number }) => k.id)).toEqual([key.id, second.id]);
@@ -35,7 +42,11 @@ describe(`storefront keys (${TEST_DIALECT})`, () => {
 
     const bad = await t.request('POST', `${API}/storefront_keys`, { body: { allowed_origins: ['https://shop.example/path', 'ftp://x'] } });
     expect(bad.statusCode).toBe(422);
-    expect(errorOf(bad).details!.map((d) => d.param).sort()).toEqual(['allowed_origins[0]', 'allowed_origins[1]']);
+    expect(
+      errorOf(bad)
+        .details!.map((d) => d.param)
+        .sort(),
+    ).toEqual(['allowed_origins[0]', 'allowed_origins[1]']);
 
     expect((await t.request('DELETE', `${API}/storefront_keys/${second.id}`)).json().data).toEqual({ id: second.id, deleted: true });
     expect((await t.request('DELETE', `${API}/storefront_keys/${second.id}`)).statusCode).toBe(404);
@@ -74,23 +85,33 @@ describe(`the public programme and CORS (${TEST_DIALECT})`, () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toEqual({
       shop: { name: 'Test shop' },
-      earning_rules: [{ kind: 'signup', points_per_unit: null, unit_amount: null, min_order_total: null, currency: null, points_amount: 100, credits_amount: null }],
+      earning_rules: [
+        { kind: 'signup', points_per_unit: null, unit_amount: null, min_order_total: null, currency: null, points_amount: 100, credits_amount: null },
+      ],
       rewards: [{ id: expect.any(Number), name: 'Tote', kind: 'free_product', value: 12, points_price: 400 }],
       vip_tiers: [],
     });
     expect(res.headers['cache-control']).toBe('public, max-age=60');
-    const again = await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers: { 'x-publishable-key': key.publishable_key, 'if-none-match': String(res.headers.etag) } });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: `${STOREFRONT}/programme`,
+      headers: { 'x-publishable-key': key.publishable_key, 'if-none-match': String(res.headers.etag) },
+    });
     expect(again.statusCode).toBe(304);
     for (const headers of [{}, { 'x-publishable-key': 'pk_nope' }, { authorization: `Bearer ${t.token}` }]) {
       expect((await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers })).statusCode).toBe(401);
     }
   });
 
-  it('answers CORS, preflight included, for exactly the key\'s origins; merchant paths send none', async () => {
+  it("answers CORS, preflight included, for exactly the key's origins; merchant paths send none", async () => {
     const key = await createKey(t, [SHOP]);
     const other = await createKey(t, ['https://other.example']);
     const preflight = (origin: string) =>
-      t.app.inject({ method: 'OPTIONS', url: `${STOREFRONT}/me/points_events?pagination[limit]=5`, headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+      t.app.inject({
+        method: 'OPTIONS',
+        url: `${STOREFRONT}/me/points_events?pagination[limit]=5`,
+        headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      });
     const allowed = await preflight(SHOP);
     expect(allowed.statusCode).toBe(204);
     expect(allowed.headers['access-control-allow-origin']).toBe(SHOP);
@@ -108,15 +129,22 @@ describe(`the public programme and CORS (${TEST_DIALECT})`, () => {
     const expired = await me(SHOP, await customerToken(t, key, { iat: -3600, exp: -120 }));
     expect(expired.statusCode).toBe(401);
     expect(expired.headers['access-control-allow-origin']).toBe(SHOP);
-    const programme = await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers: { origin: 'https://other.example', 'x-publishable-key': other.publishable_key } });
+    const programme = await t.app.inject({
+      method: 'GET',
+      url: `${STOREFRONT}/programme`,
+      headers: { origin: 'https://other.example', 'x-publishable-key': other.publishable_key },
+    });
     expect(programme.headers['access-control-allow-origin']).toBe('https://other.example');
 
-    for (const res of [await t.request('GET', `${API}/shop`, { headers: { origin: SHOP } }), await t.app.inject({ method: 'OPTIONS', url: `${API}/shop`, headers: { origin: SHOP, 'access-control-request-method': 'GET' } })]) {
+    for (const res of [
+      await t.request('GET', `${API}/shop`, { headers: { origin: SHOP } }),
+      await t.app.inject({ method: 'OPTIONS', url: `${API}/shop`, headers: { origin: SHOP, 'access-control-request-method': 'GET' } }),
+    ]) {
       expect(Object.keys(res.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
     }
   });
 
-  it('limits each customer\'s requests (429 with Retry-After), without limiting another customer', async () => {
+  it("limits each customer's requests (429 with Retry-After), without limiting another customer", async () => {
     const key = await createKey(t);
     // Customer 1 made requests above; 2 and 3 none yet.
     const first = await customerToken(t, key, { sub: '2' });
@@ -137,12 +165,18 @@ describe(`the storefront's limit per client address (${TEST_DIALECT})`, () => {
   });
   afterAll(() => t.close());
 
-  it('answers 429 past the address\'s count, before looking at any key', async () => {
+  it("answers 429 past the address's count, before looking at any key", async () => {
     const key = await createKey(t);
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers: { 'x-publishable-key': key.publishable_key } })).statusCode);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers: { 'x-publishable-key': key.publishable_key } })).statusCode);
     expect(statuses).toEqual([200, 200, 200, 429]);
-    const other = await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, remoteAddress: '10.0.0.2', headers: { 'x-publishable-key': key.publishable_key } });
+    const other = await t.app.inject({
+      method: 'GET',
+      url: `${STOREFRONT}/programme`,
+      remoteAddress: '10.0.0.2',
+      headers: { 'x-publishable-key': key.publishable_key },
+    });
     expect(other.statusCode).toBe(200);
   });
 });

@@ -23,9 +23,23 @@ describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
   const me = async () => (await asCustomer(t, 'GET', '/me', await customerToken(t, key))).json().data;
 
   it('sums the lots of each instant, points and credits, soonest first, the first 5 only', async () => {
-    const grant = (days: number, points: number, credits = 0) => ({ customer_identifier: '1', source: 'manual', points_amount: points, credits_amount: credits, expires_at: at(days) });
+    const grant = (days: number, points: number, credits = 0) => ({
+      customer_identifier: '1',
+      source: 'manual',
+      points_amount: points,
+      credits_amount: credits,
+      expires_at: at(days),
+    });
     // 70 lots at day 10: more than one page of the lots' index.
-    const events = [...Array.from({ length: 70 }, () => grant(10, 1)), grant(20, 5, 1.5), grant(5, 0, 2.25), grant(30, 7), grant(40, 8), grant(50, 9), grant(60, 10)];
+    const events = [
+      ...Array.from({ length: 70 }, () => grant(10, 1)),
+      grant(20, 5, 1.5),
+      grant(5, 0, 2.25),
+      grant(30, 7),
+      grant(40, 8),
+      grant(50, 9),
+      grant(60, 10),
+    ];
     events.push({ customer_identifier: '1', source: 'manual', points_amount: 1000, credits_amount: 0 } as never);
     expect((await postBatch(t, events)).statusCode).toBe(201);
     const data = await me();
@@ -40,7 +54,9 @@ describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
   });
 
   it('leaves out what expired, before the sweep has written it off, and what was spent', async () => {
-    expect((await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: -20 } })).statusCode).toBe(201);
+    expect((await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: -20 } })).statusCode).toBe(
+      201,
+    );
     t.clock.advance(15 * DAY);
     const data = await me();
     expect(data.upcoming_expiries).toEqual([

@@ -39,7 +39,10 @@ describeInBrowser(`<loyalty-panel> in Chromium (${TEST_DIALECT})`, () => {
     apiBase = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     await createCustomers(t, 1);
     expect((await postEvent(t, { customer_identifier: '1', source: 'manual', points_amount: 1200, internal_note: 'secret note' })).statusCode).toBe(201);
-    for (const reward of [{ name: '5 € off', points_price: 500 }, { name: 'Free tote bag', points_price: 5000 }]) {
+    for (const reward of [
+      { name: '5 € off', points_price: 500 },
+      { name: 'Free tote bag', points_price: 5000 },
+    ]) {
       expect((await t.request('POST', `${API}/rewards`, { body: { kind: 'free_shipping', ...reward } })).statusCode).toBe(201);
     }
 

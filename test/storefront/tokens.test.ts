@@ -32,7 +32,11 @@ describe(`customer tokens (${TEST_DIALECT})`, () => {
   let expected: unknown;
 
   it('accepts a token the merchant signed, with 60 s of clock skew either way', async () => {
-    for (const token of [await customerToken(t, key), await customerToken(t, key, { iat: 50, exp: 3600 }), await customerToken(t, key, { iat: -3600, exp: -50 })]) {
+    for (const token of [
+      await customerToken(t, key),
+      await customerToken(t, key, { iat: 50, exp: 3600 }),
+      await customerToken(t, key, { iat: -3600, exp: -50 }),
+    ]) {
       const res = await me(token);
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().data).toMatchObject({ remote_id: 1, email: 'customer1@example.com' });
@@ -49,11 +53,15 @@ describe(`customer tokens (${TEST_DIALECT})`, () => {
     }
   });
 
-  it('refuses any alg but HS256, even signed with the key\'s secret', async () => {
+  it("refuses any alg but HS256, even signed with the key's secret", async () => {
     expect(await refusal(await customerToken(t, key, { alg: 'HS512' }))).toEqual(expected);
     expect(await refusal(await customerToken(t, key, { alg: 'HS384' }))).toEqual(expected);
     const { privateKey } = await generateKeyPair('RS256');
-    const rs = await new SignJWT({ sub: '1' }).setProtectedHeader({ alg: 'RS256', kid: key.publishable_key }).setIssuedAt().setExpirationTime('1h').sign(privateKey);
+    const rs = await new SignJWT({ sub: '1' })
+      .setProtectedHeader({ alg: 'RS256', kid: key.publishable_key })
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(privateKey);
     expect(await refusal(rs)).toEqual(expected);
   });
 
@@ -68,7 +76,16 @@ describe(`customer tokens (${TEST_DIALECT})`, () => {
   });
 
   it('refuses exp missing or past, nbf in the future, iat missing or in the future, a lifetime over 24 h', async () => {
-    for (const options of [{ exp: null }, { exp: -61 }, { iat: -7200, exp: -3600 }, { nbf: 61 }, { iat: null }, { iat: 120, exp: 3600 }, { exp: 24 * 3600 + 1 }, { iat: -10, exp: 24 * 3600 }]) {
+    for (const options of [
+      { exp: null },
+      { exp: -61 },
+      { iat: -7200, exp: -3600 },
+      { nbf: 61 },
+      { iat: null },
+      { iat: 120, exp: 3600 },
+      { exp: 24 * 3600 + 1 },
+      { iat: -10, exp: 24 * 3600 },
+    ]) {
       expect(await refusal(await customerToken(t, key, options)), JSON.stringify(options)).toEqual(expected);
     }
     // Exactly 24 hours, and nbf within the skew, are accepted.
@@ -76,7 +93,7 @@ describe(`customer tokens (${TEST_DIALECT})`, () => {
     expect((await me(await customerToken(t, key, { nbf: 59 }))).statusCode).toBe(200);
   });
 
-  it('refuses a sub that names no customer of the key\'s shop, or not as a remote_id', async () => {
+  it("refuses a sub that names no customer of the key's shop, or not as a remote_id", async () => {
     for (const sub of ['999', '0', '-1', '01', 'customer1@example.com', '1.0', '99999999999999999999']) {
       expect(await refusal(await customerToken(t, key, { sub })), sub).toEqual(expected);
     }
@@ -97,7 +114,7 @@ describe(`customer tokens (${TEST_DIALECT})`, () => {
     expect((await me(await customerToken(t, key, { sub: '3' }))).json().data.email).toBe('new3@example.com');
   });
 
-  it('refuses tokens of a revoked key from then on; the shop\'s other keys still work', async () => {
+  it("refuses tokens of a revoked key from then on; the shop's other keys still work", async () => {
     const spare = await createKey(t);
     const token = await customerToken(t, key);
     expect((await me(token)).statusCode).toBe(200);

@@ -34,7 +34,9 @@ describe(`VIP tiers (${TEST_DIALECT})`, () => {
       body: { customer_remote_id: 1, total, currency: 'EUR', financial_status: status, total_refunded: refunded, placed_at: '2026-01-15T10:00:00Z' },
     });
   const history = async (id: number) =>
-    (await t.request('GET', `${API}/customers/${id}/vip_tier_history`, { query: { 'pagination[limit]': '50' } })).json().data.map((c: { from_tier: { name: string } | null; to_tier: { name: string } | null }) => [c.from_tier?.name ?? null, c.to_tier?.name ?? null]);
+    (await t.request('GET', `${API}/customers/${id}/vip_tier_history`, { query: { 'pagination[limit]': '50' } }))
+      .json()
+      .data.map((c: { from_tier: { name: string } | null; to_tier: { name: string } | null }) => [c.from_tier?.name ?? null, c.to_tier?.name ?? null]);
 
   it('tiers a new customer at once, and moves them up as their orders earn', async () => {
     expect((await t.request('PUT', `${API}/customers/1`, { body: { email: 'ada@example.com' } })).json().data).toMatchObject({
@@ -49,7 +51,7 @@ describe(`VIP tiers (${TEST_DIALECT})`, () => {
     ]);
   });
 
-  it('applies a tier\'s multiplier to the order after the one that reached it', async () => {
+  it("applies a tier's multiplier to the order after the one that reached it", async () => {
     // Reaches Gold (350 earned), at Silver's multiplier of 1.
     expect((await order(2, 200)).json().data).toMatchObject({ points_earned: 200 });
     expect(await customer(1)).toMatchObject({ vip_tier: { name: 'Gold' }, vip_tier_progress: { points_earned: 350, next_tier: null, points_needed: 0 } });
@@ -70,12 +72,14 @@ describe(`VIP tiers (${TEST_DIALECT})`, () => {
       ['Silver', 'Gold'],
       ['Gold', 'Silver'],
     ]);
-    const sent = (await storedDeliveries(t)).filter((d) => d.topic === 'customer.vip_tier_changed').map((d) => [d.body.data.from_tier?.name ?? null, d.body.data.to_tier?.name ?? null]);
+    const sent = (await storedDeliveries(t))
+      .filter((d) => d.topic === 'customer.vip_tier_changed')
+      .map((d) => [d.body.data.from_tier?.name ?? null, d.body.data.to_tier?.name ?? null]);
     expect(sent).toEqual(await history(1));
     expect((await storedDeliveries(t)).at(-1)!.body.data).toMatchObject({ customer: { remote_id: 1, email: 'ada@example.com' }, points_earned: 150 });
   });
 
-  it('re-tiers the shop\'s customers in the background when a tier changes, and says when it is done', async () => {
+  it("re-tiers the shop's customers in the background when a tier changes, and says when it is done", async () => {
     await t.request('PUT', `${API}/customers/2`, { body: { email: 'grace@example.com' } });
     const patched = await t.request('PATCH', `${API}/vip_tiers/${tier.Gold}`, { body: { points_threshold: 120 } });
     expect(patched.json().data).toMatchObject({ points_threshold: 120, earning_multiplier: 2, recompute_status: 'pending' });

@@ -28,7 +28,14 @@ describe(`VIP tier windows (${TEST_DIALECT})`, () => {
   const customer = async (id: number) => (await t.request('GET', `${API}/customers/${id}`)).json().data;
   const order = async (id: number, customerId: number, total: number, status = 'paid', refunded = 0) => {
     const res = await t.request('PUT', `${API}/orders/${id}`, {
-      body: { customer_remote_id: customerId, total, currency: 'EUR', financial_status: status, total_refunded: refunded, placed_at: new Date(t.clock.now).toISOString() },
+      body: {
+        customer_remote_id: customerId,
+        total,
+        currency: 'EUR',
+        financial_status: status,
+        total_refunded: refunded,
+        placed_at: new Date(t.clock.now).toISOString(),
+      },
     });
     expect(res.statusCode, res.body).toBeLessThan(300);
     return res.json().data;
@@ -81,7 +88,7 @@ describe(`VIP tier windows (${TEST_DIALECT})`, () => {
     expect((await customer(1)).points_earned_lifetime).toBe(250);
   });
 
-  it('sums the window again on the customer\'s next event, before the job has run', async () => {
+  it("sums the window again on the customer's next event, before the job has run", async () => {
     await order(3, 1, 120);
     expect(await tierOf(1)).toEqual({ tier: 'Silver', earned: 120 });
     t.clock.advance(366 * DAY);

@@ -14,7 +14,10 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
   let t: TestContext;
   const transport = new FakeTransport();
   beforeAll(async () => {
-    t = await setup({ webhookTransport: transport.send, config: { webhooks: { deliveryIntervalMs: 0, timeoutMs: 5000, batchSize: 4, retentionDays: 30, allowPrivateUrls: false } } });
+    t = await setup({
+      webhookTransport: transport.send,
+      config: { webhooks: { deliveryIntervalMs: 0, timeoutMs: 5000, batchSize: 4, retentionDays: 30, allowPrivateUrls: false } },
+    });
   });
   afterAll(() => t.close());
 
@@ -35,7 +38,10 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
   }
 
   const grantPoints = async (s: TestShop, count: number) => {
-    const res = await t.request('POST', `${API}/points_events/batch`, { token: s.token, body: { points_events: Array.from({ length: count }, () => grant(1, 1)) } });
+    const res = await t.request('POST', `${API}/points_events/batch`, {
+      token: s.token,
+      body: { points_events: Array.from({ length: count }, () => grant(1, 1)) },
+    });
     expect(res.statusCode).toBe(201);
     return res.json().data;
   };
@@ -62,7 +68,13 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
       'loyalty-event-id': stored!.event_id,
     });
     const body = JSON.parse(request.body);
-    expect(body).toEqual({ id: stored!.event_id, topic: 'points_event.created', shop_id: s.shop.id, created_at: new Date(t.clock.now).toISOString(), data: event });
+    expect(body).toEqual({
+      id: stored!.event_id,
+      topic: 'points_event.created',
+      shop_id: s.shop.id,
+      created_at: new Date(t.clock.now).toISOString(),
+      data: event,
+    });
 
     // The receiver's recipe, written out with node:crypto alone.
     const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(request.headers['loyalty-signature']!);
@@ -73,13 +85,24 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
     const now = Math.floor(t.clock.now / 1000);
     expect(verifySignature(s.webhook.secret, request.headers['loyalty-signature']!, request.body, now)).toBe(true);
     expect(verifySignature(`${s.webhook.secret}x`, request.headers['loyalty-signature']!, request.body, now)).toBe(false);
-    expect(verifySignature(s.webhook.secret, request.headers['loyalty-signature']!, request.body.replace('"points_amount":1', '"points_amount":9'), now)).toBe(false);
+    expect(verifySignature(s.webhook.secret, request.headers['loyalty-signature']!, request.body.replace('"points_amount":1', '"points_amount":9'), now)).toBe(
+      false,
+    );
     expect(verifySignature(s.webhook.secret, request.headers['loyalty-signature']!, request.body, now + 301)).toBe(false);
 
     const listed = await listDeliveries(s, s.webhook.id);
     expect(listed.data).toHaveLength(1);
-    expect(listed.data[0]).toMatchObject({ id: stored!.id, status: 'delivered', attempt_count: 1, next_attempt_at: null, delivered_at: new Date(t.clock.now).toISOString(), payload: body });
-    expect(listed.data[0].attempts).toEqual([{ attempt: 1, attempted_at: new Date(t.clock.now).toISOString(), status_code: 200, error: null, duration_ms: expect.any(Number) }]);
+    expect(listed.data[0]).toMatchObject({
+      id: stored!.id,
+      status: 'delivered',
+      attempt_count: 1,
+      next_attempt_at: null,
+      delivered_at: new Date(t.clock.now).toISOString(),
+      payload: body,
+    });
+    expect(listed.data[0].attempts).toEqual([
+      { attempt: 1, attempted_at: new Date(t.clock.now).toISOString(), status_code: 200, error: null, duration_ms: expect.any(Number) },
+    ]);
   });
 
   it('retries a failing delivery with exponential backoff until it succeeds', async () => {
@@ -187,7 +210,7 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
     expect(await storedDeliveries(t, s.shop.id)).toEqual([]);
   });
 
-  it('lists a webhook\'s deliveries with cursor and offset pagination', async () => {
+  it("lists a webhook's deliveries with cursor and offset pagination", async () => {
     const s = await shop();
     await grantPoints(s, 12);
     const all = (await storedDeliveries(t, s.shop.id)).map((r) => r.id);
@@ -209,7 +232,7 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
     expect(bad.statusCode).toBe(400);
   });
 
-  it('answers 404 for another shop\'s webhook, its deliveries and unknown ones', async () => {
+  it("answers 404 for another shop's webhook, its deliveries and unknown ones", async () => {
     const s = await shop();
     await grantPoints(s, 1);
     const [row] = await storedDeliveries(t, s.shop.id);

@@ -43,7 +43,7 @@ describe(`webhook delivery over HTTP (${TEST_DIALECT})`, () => {
     await t.close();
   });
 
-  it('POSTs a signed delivery that the receiver verifies with the webhook\'s secret', async () => {
+  it("POSTs a signed delivery that the receiver verifies with the webhook's secret", async () => {
     const { id, secret } = await createWebhook(t, 'customer.created', `${base}/hooks/loyalty?shop=1`);
     const created = await t.request('PUT', `${API}/customers/42`, { body: { email: 'ada@example.com', first_name: 'Ada' } });
     expect(created.statusCode).toBe(201);

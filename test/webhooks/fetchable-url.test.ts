@@ -10,8 +10,8 @@ import { createWebhook, strictAndOpen } from './fixtures.js';
 // `//`, or that carries credentials is refused when written, even with WEBHOOK_ALLOW_PRIVATE_URLS.
 
 const REFUSED = [
-  ['https://hooks.example.com:4190/loyalty', 'port_not_allowed', 'url must not use port 4190, which fetch refuses (the Fetch standard\'s bad ports)'],
-  ['http://93.184.216.34:25/hooks', 'port_not_allowed', 'url must not use port 25, which fetch refuses (the Fetch standard\'s bad ports)'],
+  ['https://hooks.example.com:4190/loyalty', 'port_not_allowed', "url must not use port 4190, which fetch refuses (the Fetch standard's bad ports)"],
+  ['http://93.184.216.34:25/hooks', 'port_not_allowed', "url must not use port 25, which fetch refuses (the Fetch standard's bad ports)"],
   ['http:///hooks.example.com/x', 'invalid_format', 'url must name a host after //'],
   ['https://\\hooks.example.com/x', 'invalid_format', 'url must be a valid uri'],
   ['https://user:secret@hooks.example.com/x', 'url_has_credentials', 'url must not hold a user name or password'],
@@ -30,7 +30,7 @@ describe(`webhook urls that fetch cannot deliver to (${TEST_DIALECT})`, () => {
     await open.close();
   });
 
-  it('repeats undici\'s bad-port list exactly', () => {
+  it("repeats undici's bad-port list exactly", () => {
     // undici does not export it; read its file by path to catch a future change of the list.
     const constants = createRequire(import.meta.url)(path.resolve('node_modules/undici/lib/web/fetch/constants.js')) as { badPorts: string[] };
     expect([...BAD_PORTS].sort()).toEqual([...constants.badPorts].sort());

@@ -51,7 +51,14 @@ describe(`webhook outbox (${TEST_DIALECT})`, () => {
       expect(mine.map((r) => r.body.data)).toEqual(events);
       expect(mine.every((r) => r.topic === 'points_event.created' && r.status === 'pending' && r.next_attempt_at === t.clock.now)).toBe(true);
       expect(mine.map((r) => r.body)).toEqual(
-        events.map(() => expect.objectContaining({ id: expect.stringMatching(/^evt_[\w-]+$/), topic: 'points_event.created', shop_id: s.shop.id, created_at: new Date(t.clock.now).toISOString() })),
+        events.map(() =>
+          expect.objectContaining({
+            id: expect.stringMatching(/^evt_[\w-]+$/),
+            topic: 'points_event.created',
+            shop_id: s.shop.id,
+            created_at: new Date(t.clock.now).toISOString(),
+          }),
+        ),
       );
     }
     // One event id per event, shared by its deliveries to both webhooks.
@@ -100,7 +107,11 @@ describe(`webhook outbox (${TEST_DIALECT})`, () => {
       ['customer.updated', updated.json().data],
     ]);
 
-    const file = ['{"remote_id": 7, "email": "ada@example.com", "last_name": "Lovelace"}', '{"remote_id": 8, "email": "grace@example.com"}', '{"remote_id": 9, "email": "bad"}'].join('\n');
+    const file = [
+      '{"remote_id": 7, "email": "ada@example.com", "last_name": "Lovelace"}',
+      '{"remote_id": 8, "email": "grace@example.com"}',
+      '{"remote_id": 9, "email": "bad"}',
+    ].join('\n');
     const result = await importRecords(t.database.db, s.shop.id, customers, readNdjson(Readable.from([file])), t.clock.now, t.config);
     expect(result.imported).toBe(2);
     rows = (await storedDeliveries(t, s.shop.id)).slice(2);
@@ -146,7 +157,11 @@ describe(`webhook outbox (${TEST_DIALECT})`, () => {
       expect(rows[0]!.topic).toBe('points_event.expired');
       const listed = await t.request('GET', `${API}/customers/2/points_events`, { token: s.token, query: { 'sort[order_direction]': 'desc' } });
       expect(rows[0]!.body.data).toEqual(listed.json().data[0]);
-      expect(rows[0]!.body.data).toMatchObject({ source: 'expiration', points_amount: -40, customer: { remote_id: 2, email: 'customer2@example.com', points_balance: 0 } });
+      expect(rows[0]!.body.data).toMatchObject({
+        source: 'expiration',
+        points_amount: -40,
+        customer: { remote_id: 2, email: 'customer2@example.com', points_balance: 0 },
+      });
     } finally {
       t.clock.advance(-2 * DAY);
     }

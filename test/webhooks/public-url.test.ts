@@ -7,7 +7,10 @@ import { createWebhook, storeWebhookUrl, strictAndOpen } from './fixtures.js';
 // to: POST and PATCH refuse it with the body's other errors, unless WEBHOOK_ALLOW_PRIVATE_URLS.
 // Names are not resolved when written; deliveries guard them (ssrf.test.ts).
 
-const failures = (res: Parameters<typeof errorOf>[0]) => errorOf(res).details!.map((d) => [d.param, d.code]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+const failures = (res: Parameters<typeof errorOf>[0]) =>
+  errorOf(res)
+    .details!.map((d) => [d.param, d.code])
+    .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
 
 const REFUSED = [
   ['http://127.0.0.1:8080/hooks', '127.0.0.1 is loopback'],
@@ -23,7 +26,12 @@ const REFUSED = [
   ['http://api.LOCALHOST./hooks', 'api.localhost. is loopback'],
 ] as const;
 
-const ACCEPTED = ['https://93.184.216.34/hooks', 'https://[2606:4700:4700::1111]/hooks', 'https://hooks.example.com/loyalty', 'http://localhost.example.com/hooks'];
+const ACCEPTED = [
+  'https://93.184.216.34/hooks',
+  'https://[2606:4700:4700::1111]/hooks',
+  'https://hooks.example.com/loyalty',
+  'http://localhost.example.com/hooks',
+];
 
 describe(`webhook urls on non-public addresses (${TEST_DIALECT})`, () => {
   // The `it` blocks below share one context (database, shop, clock): they run in order.

@@ -49,12 +49,19 @@ describe('the address classifier', () => {
     expect(nonPublicKind(address)).toBe(kind);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.15.255.255', '172.32.0.1', '100.128.0.1', '93.184.216.34', '::ffff:8.8.8.8', '2606:4700:4700::1111', '2001:4860:4860::8888'])(
-    '%s is public',
-    (address) => {
-      expect(nonPublicKind(address)).toBeNull();
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.15.255.255',
+    '172.32.0.1',
+    '100.128.0.1',
+    '93.184.216.34',
+    '::ffff:8.8.8.8',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+  ])('%s is public', (address) => {
+    expect(nonPublicKind(address)).toBeNull();
+  });
 
   it('finds IP literals in URL hostnames', () => {
     expect(ipLiteralOf(new URL('http://[::1]:8080/x').hostname)).toBe('::1');

@@ -15,7 +15,8 @@ export function fieldErrors(error: unknown, fields: readonly string[]): { byFiel
   const byField: Record<string, string> = {};
   const other: string[] = [];
   for (const detail of error.details) {
-    if (detail.param !== undefined && fields.includes(detail.param)) byField[detail.param] = byField[detail.param] ? `${byField[detail.param]} ${detail.message}` : detail.message;
+    if (detail.param !== undefined && fields.includes(detail.param))
+      byField[detail.param] = byField[detail.param] ? `${byField[detail.param]} ${detail.message}` : detail.message;
     else other.push(detail.message);
   }
   const placed = Object.keys(byField).length > 0;

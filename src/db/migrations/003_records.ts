@@ -93,12 +93,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     ['name', 'points_price'],
   );
 
-  await native(
-    db,
-    'vip_tiers',
-    (t) => t.addColumn('name', 'text', (c) => c.notNull()).addColumn('points_threshold', 'integer', (c) => c.notNull()),
-    [],
-  );
+  await native(db, 'vip_tiers', (t) => t.addColumn('name', 'text', (c) => c.notNull()).addColumn('points_threshold', 'integer', (c) => c.notNull()), []);
   // Unique per shop; they double as the sort indexes (the key breaks no ties there).
   await db.schema.createIndex('vip_tiers_name').unique().on('vip_tiers').columns(['shop_id', 'name']).execute();
   await db.schema.createIndex('vip_tiers_points_threshold').unique().on('vip_tiers').columns(['shop_id', 'points_threshold']).execute();

@@ -50,7 +50,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('status_code', 'integer')
       .addColumn('error', 'text')
       .addColumn('duration_ms', 'integer', (c) => c.notNull())
-      .addForeignKeyConstraint('webhook_attempts_delivery', ['shop_id', 'delivery_id'], 'webhook_deliveries', ['shop_id', 'id'], (fk) => fk.onDelete('cascade')),
+      .addForeignKeyConstraint('webhook_attempts_delivery', ['shop_id', 'delivery_id'], 'webhook_deliveries', ['shop_id', 'id'], (fk) =>
+        fk.onDelete('cascade'),
+      ),
   ).execute();
 }
 

@@ -34,7 +34,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // first-expiring first, never-expiring last, oldest first among equals. It also finds the
   // lots that expired since the last sweep (key <= now) and the next expiry (key > now).
   await sql`drop index points_lots_open`.execute(db);
-  await sql`create index points_lots_fifo on points_lots (shop_id, customer_remote_id, kind, (coalesce(expires_at, ${sql.raw(NEVER)})), id, remaining) where remaining > 0`.execute(db);
+  await sql`create index points_lots_fifo on points_lots (shop_id, customer_remote_id, kind, (coalesce(expires_at, ${sql.raw(NEVER)})), id, remaining) where remaining > 0`.execute(
+    db,
+  );
 
   // Existing ledgers: every balance computed once from the lots and events.
   const lots = (kind: string, extra = sql``) =>
@@ -65,7 +67,16 @@ export async function down(db: Kysely<any>): Promise<void> {
     .columns(['shop_id', 'customer_remote_id', 'kind', 'expires_at', 'remaining'])
     .where(sql.ref('remaining'), '>', 0)
     .execute();
-  for (const name of ['points_balance', 'credits_balance', 'points_pending', 'points_earned_lifetime', 'points_spent_lifetime', 'next_expiry_at', 'next_expiry_points', 'next_expiry_credits']) {
+  for (const name of [
+    'points_balance',
+    'credits_balance',
+    'points_pending',
+    'points_earned_lifetime',
+    'points_spent_lifetime',
+    'next_expiry_at',
+    'next_expiry_points',
+    'next_expiry_credits',
+  ]) {
     await db.schema.alterTable('customers').dropColumn(name).execute();
   }
 }

@@ -9,7 +9,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('rewards').addColumn('code_prefix', 'text').execute();
   await db.schema.alterTable('rewards').addColumn('code_valid_days', 'integer').execute();
   // 1 once codes were uploaded: its redemptions issue pool codes, never generated ones.
-  await db.schema.alterTable('rewards').addColumn('has_code_pool', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('rewards')
+    .addColumn('has_code_pool', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   // Codes uploaded for a reward; redemption_id is set when a redemption issues the code.
   await shopTable(db, 'reward_codes', ['id'], (t) =>
@@ -50,5 +53,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('redemptions').execute();
   await db.schema.dropTable('reward_codes').execute();
-  for (const column of ['has_code_pool', 'code_valid_days', 'code_prefix', 'limit_per_customer']) await db.schema.alterTable('rewards').dropColumn(column).execute();
+  for (const column of ['has_code_pool', 'code_valid_days', 'code_prefix', 'limit_per_customer'])
+    await db.schema.alterTable('rewards').dropColumn(column).execute();
 }

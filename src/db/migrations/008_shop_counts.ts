@@ -20,7 +20,9 @@ const COUNTED = [
 ];
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await shopTable(db, 'shop_counts', ['table_name'], (t) => t.addColumn('table_name', 'text', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull())).execute();
+  await shopTable(db, 'shop_counts', ['table_name'], (t) =>
+    t.addColumn('table_name', 'text', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull()),
+  ).execute();
   if (isPostgres(db)) {
     // One call per statement: a batch of 1000 events adds 1000 with one upsert per shop.
     await sql`create function shop_counts_insert() returns trigger language plpgsql as $$

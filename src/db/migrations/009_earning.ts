@@ -22,13 +22,22 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('updated_at', 'bigint', (c) => c.notNull()),
   ).execute();
   // At most one enabled rule per kind: the index settles racing writes.
-  await db.schema.createIndex('earning_rules_enabled_kind').on('earning_rules').columns(['shop_id', 'kind']).unique().where(sql.ref('enabled'), '=', 1).execute();
+  await db.schema
+    .createIndex('earning_rules_enabled_kind')
+    .on('earning_rules')
+    .columns(['shop_id', 'kind'])
+    .unique()
+    .where(sql.ref('enabled'), '=', 1)
+    .execute();
   for (const column of ['created_at', 'updated_at']) {
     await db.schema.createIndex(`earning_rules_${column}`).on('earning_rules').columns(['shop_id', column, 'id']).execute();
   }
   await countRowsPerShop(db, 'earning_rules');
 
-  await db.schema.alterTable('shops').addColumn('points_pending_days', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('shops')
+    .addColumn('points_pending_days', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 
   const orderColumns: [string, boolean][] = [
     ['total_refunded', true],
@@ -46,19 +55,37 @@ export async function up(db: Kysely<any>): Promise<void> {
     ['pending_release_at', false],
   ];
   for (const [name, zero] of orderColumns) {
-    await db.schema.alterTable('orders').addColumn(name, 'bigint', (c) => (zero ? c.notNull().defaultTo(0) : c)).execute();
+    await db.schema
+      .alterTable('orders')
+      .addColumn(name, 'bigint', (c) => (zero ? c.notNull().defaultTo(0) : c))
+      .execute();
   }
   // The release job's queue: orders whose pending points fall due.
-  await db.schema.createIndex('orders_pending_release').on('orders').columns(['pending_release_at', 'shop_id', 'remote_id']).where(sql.ref('points_pending'), '>', 0).execute();
+  await db.schema
+    .createIndex('orders_pending_release')
+    .on('orders')
+    .columns(['pending_release_at', 'shop_id', 'remote_id'])
+    .where(sql.ref('points_pending'), '>', 0)
+    .execute();
 
   await db.schema.alterTable('customers').addColumn('birthday_next_at', 'bigint').execute();
   await db.schema.alterTable('customers').addColumn('birthday_granted_year', 'integer').execute();
   // The birthday job's queue: customers whose next birthday grant is due.
-  await db.schema.createIndex('customers_birthday_due').on('customers').columns(['birthday_next_at', 'shop_id', 'remote_id']).where(sql.ref('birthday_next_at'), 'is not', null).execute();
+  await db.schema
+    .createIndex('customers_birthday_due')
+    .on('customers')
+    .columns(['birthday_next_at', 'shop_id', 'remote_id'])
+    .where(sql.ref('birthday_next_at'), 'is not', null)
+    .execute();
 
   await db.schema.alterTable('points_events').addColumn('earning_rule_id', 'bigint').execute();
   await db.schema.alterTable('points_events').addColumn('order_remote_id', 'bigint').execute();
-  await db.schema.createIndex('points_events_order').on('points_events').columns(['shop_id', 'order_remote_id', 'id']).where(sql.ref('order_remote_id'), 'is not', null).execute();
+  await db.schema
+    .createIndex('points_events_order')
+    .on('points_events')
+    .columns(['shop_id', 'order_remote_id', 'id'])
+    .where(sql.ref('order_remote_id'), 'is not', null)
+    .execute();
   // Existing customers with a birthday: -1 is due at once and is no birthday, so the job's
   // first run only schedules their next one.
   await sql`update customers set birthday_next_at = -1 where birthday is not null`.execute(db);

@@ -42,7 +42,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const column of ['referred_remote_id', 'completed_at', 'cancelled_at']) await db.schema.alterTable('referrals').addColumn(column, 'bigint').execute();
   const referrals = await db.selectFrom('referrals').select(['shop_id', 'id', 'referred_email']).execute();
   for (const row of referrals) {
-    await db.updateTable('referrals').set({ referred_email_key: emailKey(row.referred_email) }).where('shop_id', '=', row.shop_id).where('id', '=', row.id).execute();
+    await db
+      .updateTable('referrals')
+      .set({ referred_email_key: emailKey(row.referred_email) })
+      .where('shop_id', '=', row.shop_id)
+      .where('id', '=', row.id)
+      .execute();
   }
   // already_referred and completion find a friend's open referral by the normalised e-mail.
   await db.schema.createIndex('referrals_email_key').on('referrals').columns(['shop_id', 'referred_email_key', 'status']).execute();

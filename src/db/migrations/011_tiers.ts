@@ -6,7 +6,10 @@ import { idColumn, shopTable } from './_schema.js';
 // after its tiers change (a cursor over its customers, so that it runs in bounded steps).
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('vip_tiers').addColumn('earning_multiplier', 'bigint', (c) => c.notNull().defaultTo(100)).execute();
+  await db.schema
+    .alterTable('vip_tiers')
+    .addColumn('earning_multiplier', 'bigint', (c) => c.notNull().defaultTo(100))
+    .execute();
   await db.schema.alterTable('customers').addColumn('vip_tier_id', 'bigint').execute();
   await db.schema.createIndex('customers_vip_tier').on('customers').columns(['shop_id', 'vip_tier_id', 'remote_id']).execute();
   // Re-tiering after a tier changed: null when done, else the last remote_id re-tiered (0 at the start).

@@ -5,7 +5,9 @@ import { shopTable } from './_schema.js';
 // when, so that a repeated DELETE answers as the first did. Nothing else about the person.
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await shopTable(db, 'customer_redactions', ['remote_id'], (t) => t.addColumn('remote_id', 'bigint', (c) => c.notNull()).addColumn('redacted_at', 'bigint', (c) => c.notNull())).execute();
+  await shopTable(db, 'customer_redactions', ['remote_id'], (t) =>
+    t.addColumn('remote_id', 'bigint', (c) => c.notNull()).addColumn('redacted_at', 'bigint', (c) => c.notNull()),
+  ).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -9,11 +9,23 @@ import { shopTable } from './_schema.js';
 const DAY = 86_400_000;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('shops').addColumn('vip_tier_window', 'text', (c) => c.notNull().defaultTo('lifetime')).execute();
+  await db.schema
+    .alterTable('shops')
+    .addColumn('vip_tier_window', 'text', (c) => c.notNull().defaultTo('lifetime'))
+    .execute();
   // The first day of the window the shop's customers were last re-tiered for.
-  await db.schema.alterTable('shops').addColumn('tier_window_from', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('customers').addColumn('points_earned_window', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('customers').addColumn('tier_window_from', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('shops')
+    .addColumn('tier_window_from', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('customers')
+    .addColumn('points_earned_window', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('customers')
+    .addColumn('tier_window_from', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await shopTable(db, 'customer_earned_days', ['customer_remote_id', 'day'], (t) =>
     t
       .addColumn('customer_remote_id', 'bigint', (c) => c.notNull())

@@ -25,7 +25,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   ).execute();
   await db.schema.createIndex('storefront_key_origins_origin').on('storefront_key_origins').column('origin').execute();
 
-  await db.schema.alterTable('shops').addColumn('demo', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('shops')
+    .addColumn('demo', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -16,8 +16,14 @@ const DAY_MS = 86_400_000;
 const EVENTS_PER_STATEMENT = 50_000;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('shops').addColumn('timezone', 'text', (c) => c.notNull().defaultTo('UTC')).execute();
-  for (const [table, key] of [['ledger_quarters', 'quarter'], ['ledger_days', 'day']] as const) {
+  await db.schema
+    .alterTable('shops')
+    .addColumn('timezone', 'text', (c) => c.notNull().defaultTo('UTC'))
+    .execute();
+  for (const [table, key] of [
+    ['ledger_quarters', 'quarter'],
+    ['ledger_days', 'day'],
+  ] as const) {
     await shopTable(db, table, [key], (t) => {
       let out = t.addColumn(key, 'bigint', (c) => c.notNull());
       for (const column of COLUMNS) out = out.addColumn(column, 'bigint', (c) => c.notNull().defaultTo(0));
@@ -52,9 +58,14 @@ export async function up(db: Kysely<any>): Promise<void> {
  * redemptions of each reward per UTC day.
  */
 async function programmeCounters(db: Kysely<any>): Promise<void> {
-  await shopTable(db, 'tier_members', ['vip_tier_id'], (t) => t.addColumn('vip_tier_id', 'bigint', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull())).execute();
+  await shopTable(db, 'tier_members', ['vip_tier_id'], (t) =>
+    t.addColumn('vip_tier_id', 'bigint', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull()),
+  ).execute();
   await shopTable(db, 'reward_redemption_days', ['reward_id', 'day'], (t) =>
-    t.addColumn('reward_id', 'bigint', (c) => c.notNull()).addColumn('day', 'bigint', (c) => c.notNull()).addColumn('n', 'bigint', (c) => c.notNull()),
+    t
+      .addColumn('reward_id', 'bigint', (c) => c.notNull())
+      .addColumn('day', 'bigint', (c) => c.notNull())
+      .addColumn('n', 'bigint', (c) => c.notNull()),
   ).execute();
   // An erased customer (moved to a negative remote_id, customers/redact.ts) is no member.
   const member = (row: 'old' | 'new', delta: number) =>
@@ -77,9 +88,13 @@ async function programmeCounters(db: Kysely<any>): Promise<void> {
       await sql.raw(`create trigger ${name} ${when} for each row${changed.replace('is distinct from', 'is not')} begin ${body} end`).execute(db);
     }
   }
-  await sql`insert into tier_members (shop_id, vip_tier_id, n) select shop_id, vip_tier_id, count(*) from customers where vip_tier_id is not null and remote_id > 0 group by shop_id, vip_tier_id`.execute(db);
+  await sql`insert into tier_members (shop_id, vip_tier_id, n) select shop_id, vip_tier_id, count(*) from customers where vip_tier_id is not null and remote_id > 0 group by shop_id, vip_tier_id`.execute(
+    db,
+  );
   await sql`insert into reward_redemption_days (shop_id, reward_id, day, n)
-    select shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}, count(*) from redemptions group by shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}`.execute(db);
+    select shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}, count(*) from redemptions group by shop_id, reward_id, created_at / ${sql.lit(DAY_MS)}`.execute(
+    db,
+  );
 }
 
 /**
@@ -118,7 +133,12 @@ async function fillQuarters(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const [name, table] of [['customers_tier_insert', 'customers'], ['customers_tier_update', 'customers'], ['customers_tier_delete', 'customers'], ['redemptions_day_insert', 'redemptions']]) {
+  for (const [name, table] of [
+    ['customers_tier_insert', 'customers'],
+    ['customers_tier_update', 'customers'],
+    ['customers_tier_delete', 'customers'],
+    ['redemptions_day_insert', 'redemptions'],
+  ]) {
     await sql.raw(`drop trigger ${name}${isPostgres(db) ? ` on ${table}` : ''}`).execute(db);
     if (isPostgres(db)) await sql.raw(`drop function ${name}()`).execute(db);
   }

@@ -17,9 +17,7 @@ export function shopTable<T extends string>(
   primaryKey: string[],
   build: (t: CreateTableBuilder<T, any>) => CreateTableBuilder<T, any>,
 ) {
-  let table = db.schema
-    .createTable(name)
-    .addColumn('shop_id', 'bigint', (c) => c.notNull());
+  let table = db.schema.createTable(name).addColumn('shop_id', 'bigint', (c) => c.notNull());
   table = build(table).addPrimaryKeyConstraint(`${name}_pkey`, ['shop_id', ...primaryKey] as any);
   if (!isPostgres(db)) table = table.modifyEnd(sql`without rowid`);
   return table;

@@ -16,12 +16,14 @@ export const billingAttempts: Resource = {
   effects: {
     async written(trx, w, written) {
       if (w.earn === false) return;
-      const created = written.filter((r) => r.created).map((r) => ({ id: r.id, status: String(r.values.status), contractRemoteId: Number(r.values.subscription_contract_remote_id) }));
+      const created = written
+        .filter((r) => r.created)
+        .map((r) => ({ id: r.id, status: String(r.values.status), contractRemoteId: Number(r.values.subscription_contract_remote_id) }));
       await billingAttemptsCreated(trx, w.shopId, created, w.now);
     },
   },
   fields: {
-    subscription_contract_remote_id: integer('The billed contract\'s remote_id', 5012345678, 1, Number.MAX_SAFE_INTEGER, {
+    subscription_contract_remote_id: integer("The billed contract's remote_id", 5012345678, 1, Number.MAX_SAFE_INTEGER, {
       required: true,
       references: {
         table: 'subscription_contracts',

@@ -51,11 +51,11 @@ export const customers: Resource = {
       credits_balance: Type.Number({ description: 'Store credit available now, to the hundredth', examples: [12.5] }),
       points_pending: Type.Integer({ description: 'Points earned but not yet spendable (pending until their release)', examples: [0] }),
       points_earned_lifetime: Type.Integer({
-        description: 'Points granted over the customer\'s lifetime, by any source, less what reversals and refund clawbacks took back',
+        description: "Points granted over the customer's lifetime, by any source, less what reversals and refund clawbacks took back",
         examples: [5400],
       }),
       points_spent_lifetime: Type.Integer({
-        description: 'Points taken by deductions and redemptions over the customer\'s lifetime (not by expiry, clawbacks or reversals)',
+        description: "Points taken by deductions and redemptions over the customer's lifetime (not by expiry, clawbacks or reversals)",
         examples: [4150],
       }),
       next_expiry: Type.Union(
@@ -72,18 +72,26 @@ export const customers: Resource = {
         ],
         { description: 'What expires next and when; null when nothing the customer holds expires' },
       ),
-      vip_tier: Type.Union([Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.String({ examples: ['Gold'] }) }, { additionalProperties: false }), Type.Null()], {
-        description: 'The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read',
-      }),
+      vip_tier: Type.Union(
+        [Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.String({ examples: ['Gold'] }) }, { additionalProperties: false }), Type.Null()],
+        {
+          description:
+            'The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read',
+        },
+      ),
       vip_tier_progress: Type.Object(
         {
           points_earned: Type.Integer({
-            description: 'Points earned in the shop\'s vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by',
+            description:
+              "Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by",
             examples: [1450],
           }),
-          next_tier: Type.Union([Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer() }, { additionalProperties: false }), Type.Null()], {
-            description: 'The next tier up; null at the top (or when the shop has no tiers)',
-          }),
+          next_tier: Type.Union(
+            [Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer() }, { additionalProperties: false }), Type.Null()],
+            {
+              description: 'The next tier up; null at the top (or when the shop has no tiers)',
+            },
+          ),
           points_needed: Type.Integer({ description: 'Points still to earn to reach next_tier; 0 when there is none', examples: [3550] }),
         },
         { additionalProperties: false, description: 'How far the customer is from the next tier' },
@@ -97,12 +105,15 @@ export const customers: Resource = {
         const held = rows[i]!.vip_tier_id === null || rows[i]!.vip_tier_id === undefined ? null : Number(rows[i]!.vip_tier_id);
         const tier = held === null ? undefined : byId.get(held);
         return {
-        points_balance: b.points,
-        credits_balance: creditsToNumber(b.credits),
-        points_pending: b.pending,
-        points_earned_lifetime: b.earnedLifetime,
-        points_spent_lifetime: b.spentLifetime,
-        next_expiry: b.nextExpiry === null ? null : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
+          points_balance: b.points,
+          credits_balance: creditsToNumber(b.credits),
+          points_pending: b.pending,
+          points_earned_lifetime: b.earnedLifetime,
+          points_spent_lifetime: b.spentLifetime,
+          next_expiry:
+            b.nextExpiry === null
+              ? null
+              : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
           vip_tier: tier === undefined ? null : { id: tier.id, name: tier.name },
           vip_tier_progress: tierProgress(tiers, b.earnedWindow, tier?.id ?? null),
         };
@@ -114,7 +125,12 @@ export const customers: Resource = {
   sorts: { points_balance: 'points_balance', points_earned_lifetime: 'points_earned_lifetime', credits_balance: 'credits_balance' },
   filters: {
     email: {
-      schema: Type.String({ minLength: 1, maxLength: 254, description: 'Only the customer with this e-mail address (case-insensitive)', examples: ['ada@example.com'] }),
+      schema: Type.String({
+        minLength: 1,
+        maxLength: 254,
+        description: 'Only the customer with this e-mail address (case-insensitive)',
+        examples: ['ada@example.com'],
+      }),
       apply: (query, value) => query.where(sql`lower(email)`, '=', String(value).toLowerCase()),
     },
     vip_tier_id: {
@@ -125,15 +141,19 @@ export const customers: Resource = {
       (['gt', 'gte', 'lt', 'lte'] as const).map((op) => [
         `updated_at[${op}]`,
         {
-          schema: Type.String({ format: 'date-time', description: `Only customers last changed ${{ gt: 'after', gte: 'at or after', lt: 'before', lte: 'at or before' }[op]} this time` }),
-          apply: (query: SelectQueryBuilder<any, any, Row>, value: number | string) => query.where('updated_at', { gt: '>', gte: '>=', lt: '<', lte: '<=' }[op] as '>', Number(value)),
+          schema: Type.String({
+            format: 'date-time',
+            description: `Only customers last changed ${{ gt: 'after', gte: 'at or after', lt: 'before', lte: 'at or before' }[op]} this time`,
+          }),
+          apply: (query: SelectQueryBuilder<any, any, Row>, value: number | string) =>
+            query.where('updated_at', { gt: '>', gte: '>=', lt: '<', lte: '<=' }[op] as '>', Number(value)),
         },
       ]),
     ),
   },
   lookup: {
     param: 'customer_identifier',
-    description: 'The customer\'s remote_id, or e-mail address (case-insensitive)',
+    description: "The customer's remote_id, or e-mail address (case-insensitive)",
     examples: ['7012345678', 'ada@example.com'],
     find: async (db, shopId, identifier) => findCustomer(db, shopId, identifier) as Promise<Record<string, unknown> | undefined>,
   },

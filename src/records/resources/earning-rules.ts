@@ -23,7 +23,7 @@ export const earningRules: Resource = {
   description:
     'How customers earn points (docs/earning.md). At most one enabled rule per kind. order: points_per_unit per unit_amount of the order total ' +
     '(rounded down), when the order is paid; signup: points_amount when a customer is created; birthday: points_amount once a calendar year on the ' +
-    'customer\'s birthday (UTC); referral_referrer and referral_friend: points_amount to each side when a referral completes; subscription_billing: ' +
+    "customer's birthday (UTC); referral_referrer and referral_friend: points_amount to each side when a referral completes; subscription_billing: " +
     'points_amount for each succeeded billing attempt. Any rule may also grant credits_amount.',
   fields: {
     kind: oneOf('What the rule rewards', EARNING_RULE_KINDS, { required: true }),
@@ -49,7 +49,12 @@ export const earningRules: Resource = {
         for (const name of ['points_per_unit', 'unit_amount'] as const) {
           if (!set(record, name)) errors.push({ param: name, code: 'missing', message: `${name} is required for an order rule` });
         }
-        if (set(record, 'points_amount')) errors.push({ param: 'points_amount', code: 'not_applicable', message: 'points_amount is for rules of other kinds; an order rule earns points_per_unit per unit_amount' });
+        if (set(record, 'points_amount'))
+          errors.push({
+            param: 'points_amount',
+            code: 'not_applicable',
+            message: 'points_amount is for rules of other kinds; an order rule earns points_per_unit per unit_amount',
+          });
       } else {
         for (const name of ORDER_FIELDS) {
           if (set(record, name)) errors.push({ param: name, code: 'not_applicable', message: `${name} is only for an order rule` });

@@ -19,12 +19,21 @@ export const orders: Resource = {
   // An order's ledger follows its financial_status (docs/earning.md, "Orders").
   effects: {
     async written(trx, w, written) {
-      await settleOrders(trx, w.shopId, written.map((r) => r.id), w.now, { earn: w.earn });
+      await settleOrders(
+        trx,
+        w.shopId,
+        written.map((r) => r.id),
+        w.now,
+        { earn: w.earn },
+      );
     },
   },
   fields: {
     // Synced records arrive in any order, so the customer need not have been synced yet.
-    customer_remote_id: integer('The ordering customer\'s remote_id; null for a guest checkout', 7012345678, 1, Number.MAX_SAFE_INTEGER, { nullable: true, customerIdentifier: true }),
+    customer_remote_id: integer("The ordering customer's remote_id; null for a guest checkout", 7012345678, 1, Number.MAX_SAFE_INTEGER, {
+      nullable: true,
+      customerIdentifier: true,
+    }),
     total: money('Order total, in currency', 59.9, { required: true, sortable: true }),
     currency: text('ISO 4217 currency code', 'EUR', 3, { ...CURRENCY, required: true }),
     financial_status: oneOf(
@@ -49,13 +58,24 @@ export const orders: Resource = {
   },
   // What the order did to the ledger (docs/earning.md), kept on the order by the earning rules.
   computed: {
-    columns: ['points_earned', 'points_reversed', 'points_unrecovered', 'points_pending', 'pending_release_at', 'credits_earned', 'credits_reversed', 'credits_unrecovered'],
+    columns: [
+      'points_earned',
+      'points_reversed',
+      'points_unrecovered',
+      'points_pending',
+      'pending_release_at',
+      'credits_earned',
+      'credits_reversed',
+      'credits_unrecovered',
+    ],
     schema: {
       points_earned: Type.Integer({ description: 'Points the order earned by the order rule (pending ones included)', examples: [59] }),
       points_reversed: Type.Integer({ description: 'Points its refunds took back, pending ones first', examples: [0] }),
       points_unrecovered: Type.Integer({ description: 'Points its refunds could not take back: the customer had spent them', examples: [0] }),
       points_pending: Type.Integer({ description: 'Earned points not spendable yet', examples: [0] }),
-      pending_release_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the pending points become spendable; null when none are pending' }),
+      pending_release_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'When the pending points become spendable; null when none are pending',
+      }),
       credits_earned: Type.Number({ description: 'Store credit the order earned', examples: [0] }),
       credits_reversed: Type.Number({ description: 'Store credit its refunds took back', examples: [0] }),
       credits_unrecovered: Type.Number({ description: 'Store credit its refunds could not take back', examples: [0] }),

@@ -16,14 +16,21 @@ export const rewards: Resource = {
     name: text('Name shown to customers', '5 € off your next order', 255, { required: true, sortable: true }),
     points_price: integer('Points it costs', 500, 1, INT32_MAX, { required: true, sortable: true }),
     kind: oneOf('What the reward gives', ['fixed_amount_discount', 'percentage_discount', 'free_shipping', 'free_product'], { required: true }),
-    value: money('Amount off (fixed_amount_discount), percent off (percentage_discount), or the product\'s value; 0 when none', 5, { default: 0 }),
+    value: money("Amount off (fixed_amount_discount), percent off (percentage_discount), or the product's value; 0 when none", 5, { default: 0 }),
     enabled: boolean('Whether customers can redeem it now', true, { default: true }),
-    limit_per_customer: integer('How many times one customer may redeem it (voided redemptions count too); null for no limit', 1, 1, INT32_MAX, { nullable: true }),
-    code_prefix: text('Starts every code generated for its redemptions (letters, digits, - and _); codes from an uploaded pool are issued as uploaded', 'SUMMER-', 20, {
+    limit_per_customer: integer('How many times one customer may redeem it (voided redemptions count too); null for no limit', 1, 1, INT32_MAX, {
       nullable: true,
-      pattern: '^[A-Za-z0-9_-]+$',
     }),
-    code_valid_days: integer('Days a redemption\'s code stays usable; null for no expiry', 30, 1, 3650, { nullable: true }),
+    code_prefix: text(
+      'Starts every code generated for its redemptions (letters, digits, - and _); codes from an uploaded pool are issued as uploaded',
+      'SUMMER-',
+      20,
+      {
+        nullable: true,
+        pattern: '^[A-Za-z0-9_-]+$',
+      },
+    ),
+    code_valid_days: integer("Days a redemption's code stays usable; null for no expiry", 30, 1, 3650, { nullable: true }),
   },
   check: {
     reads: ['kind', 'value'],

@@ -17,20 +17,29 @@ export const vipTiers: Resource = {
   effects: { written: (trx, w) => retierShopLater(trx, w.shopId), removed: retierShopLater },
   fields: {
     name: text('Name shown to customers, unique in the shop', 'Gold', 255, { required: true, sortable: true, unique: 'exact' }),
-    points_threshold: integer('Points earned (points_earned_lifetime) to reach the tier, unique in the shop', 1000, 0, INT32_MAX, { required: true, sortable: true, unique: 'exact' }),
-    earning_multiplier: money('What the order earning rule earns for the tier\'s members is multiplied by this (rounded down); from the order after the one that reached the tier', 1.25, {
-      default: 1,
-      minimum: 1,
-      maximum: 100,
+    points_threshold: integer('Points earned (points_earned_lifetime) to reach the tier, unique in the shop', 1000, 0, INT32_MAX, {
+      required: true,
+      sortable: true,
+      unique: 'exact',
     }),
+    earning_multiplier: money(
+      "What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier",
+      1.25,
+      {
+        default: 1,
+        minimum: 1,
+        maximum: 100,
+      },
+    ),
   },
   description:
-    'A customer\'s tier is the highest one whose points_threshold their points earned reach, recomputed with every event that changes them. ' +
-    'Creating, changing or deleting a tier re-tiers the shop\'s customers in the background: recompute_status says when that is done.',
+    "A customer's tier is the highest one whose points_threshold their points earned reach, recomputed with every event that changes them. " +
+    "Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.",
   computed: {
     schema: {
       recompute_status: Type.Union([Type.Literal('pending'), Type.Literal('done')], {
-        description: 'pending while the shop\'s customers are being re-tiered after a tier changed; done when every customer holds the tier the current tiers give',
+        description:
+          "pending while the shop's customers are being re-tiered after a tier changed; done when every customer holds the tier the current tiers give",
         examples: ['done'],
       }),
     },

@@ -20,8 +20,8 @@ export const webhooks: Resource = {
     'and retried with exponential backoff for about 3 days until the endpoint answers 2xx. Each carries `Loyalty-Topic`, ' +
     '`Loyalty-Event-Id`, `Loyalty-Delivery-Id` (the same on every retry: use it to ignore duplicates) and ' +
     '`Loyalty-Signature: t=<unix seconds>,v1=<hex>`. To verify: compute HMAC-SHA256 of `<t>.<raw request body>` keyed with ' +
-    'the webhook\'s secret (the whole `whsec_…` string), compare its hex digest to v1 in constant time, and refuse a t more than ' +
-    '5 minutes from now. The scheme is Stripe\'s, so its verification code works with this header name.',
+    "the webhook's secret (the whole `whsec_…` string), compare its hex digest to v1 in constant time, and refuse a t more than " +
+    "5 minutes from now. The scheme is Stripe's, so its verification code works with this header name.",
   fields: {
     topic: oneOf('The event that triggers a delivery', WEBHOOK_TOPICS, { required: true, sortable: true }),
     url: text(

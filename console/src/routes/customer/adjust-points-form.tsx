@@ -43,8 +43,23 @@ export function AdjustPointsForm({ identifier }: { identifier: string }) {
     <section aria-labelledby="adjust-heading">
       <h2 id="adjust-heading">Adjust points</h2>
       <form aria-labelledby="adjust-heading" onSubmit={(e) => void submit(e)} noValidate className="adjust">
-        <Field label="Points" name="points" inputMode="numeric" autoComplete="off" value={points} onChange={(e) => setPoints(e.target.value)} error={errors.byField.points_amount} />
-        <Field label="Reason" name="reason" autoComplete="off" value={reason} onChange={(e) => setReason(e.target.value)} error={errors.byField.internal_note} />
+        <Field
+          label="Points"
+          name="points"
+          inputMode="numeric"
+          autoComplete="off"
+          value={points}
+          onChange={(e) => setPoints(e.target.value)}
+          error={errors.byField.points_amount}
+        />
+        <Field
+          label="Reason"
+          name="reason"
+          autoComplete="off"
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          error={errors.byField.internal_note}
+        />
         <button type="submit">Adjust points</button>
       </form>
       <ErrorAlert message={errors.rest} />

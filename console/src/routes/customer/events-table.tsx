@@ -3,7 +3,16 @@ import { ScrollTable, type Column } from '../../components/scroll-table';
 import { formatPoints, formatTime } from '../../lib/format';
 import { useCustomerActions, type PointsEvent } from './use-customer';
 
-const COLUMNS: Column[] = [{ label: 'Event' }, { label: 'Applied' }, { label: 'Source' }, { label: 'Points', numeric: true }, { label: 'Balance after', numeric: true }, { label: 'Note' }, { label: 'Expires' }, { label: 'Actions' }];
+const COLUMNS: Column[] = [
+  { label: 'Event' },
+  { label: 'Applied' },
+  { label: 'Source' },
+  { label: 'Points', numeric: true },
+  { label: 'Balance after', numeric: true },
+  { label: 'Note' },
+  { label: 'Expires' },
+  { label: 'Actions' },
+];
 
 // What the API never reverses: a reversal itself and the sweep's expirations. A redemption's
 // points come back by voiding it (below), which also voids its code.

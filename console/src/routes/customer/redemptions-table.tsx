@@ -3,7 +3,14 @@ import { ScrollTable, type Column } from '../../components/scroll-table';
 import { formatPoints, formatTime } from '../../lib/format';
 import { useCustomerActions, type Redemption } from './use-customer';
 
-const COLUMNS: Column[] = [{ label: 'Reward' }, { label: 'Code' }, { label: 'Points', numeric: true }, { label: 'Status' }, { label: 'Redeemed' }, { label: 'Actions' }];
+const COLUMNS: Column[] = [
+  { label: 'Reward' },
+  { label: 'Code' },
+  { label: 'Points', numeric: true },
+  { label: 'Status' },
+  { label: 'Redeemed' },
+  { label: 'Actions' },
+];
 
 export function RedemptionsTable({ identifier, redemptions }: { identifier: string; redemptions: Redemption[] }) {
   const { markUsed, voidRedemption } = useCustomerActions(identifier);

@@ -21,14 +21,24 @@ export function SignInPage({ onSignIn, error }: { onSignIn: (token: string) => P
     <main className="sign-in">
       <h1>Loyalty console</h1>
       <form aria-label="Sign in" onSubmit={(e) => void submit(e)} noValidate>
-        <Field label="API token" name="token" type="password" autoComplete="off" spellCheck={false} value={token} onChange={(e) => setToken(e.target.value)} required />
+        <Field
+          label="API token"
+          name="token"
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          value={token}
+          onChange={(e) => setToken(e.target.value)}
+          required
+        />
         <ErrorAlert message={error} />
         <button type="submit" disabled={busy}>
           Sign in
         </button>
       </form>
       <p className="hint">
-        A shop's API token (<code>loyalty tokens create --shop N</code>), or open the address <code>loyalty console-link --shop N</code> prints. The token is kept in this tab only.
+        A shop's API token (<code>loyalty tokens create --shop N</code>), or open the address <code>loyalty console-link --shop N</code> prints. The token is
+        kept in this tab only.
       </p>
     </main>
   );
