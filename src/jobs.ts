@@ -6,6 +6,7 @@ import { retierShops } from './tiers/jobs.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
 import { DAY_MS } from './clock.js';
+import { DatabaseBusyError } from './db/connection-queue.js';
 import { optimizeDatabase } from './db/dialect.js';
 import { unavailability } from './db/unavailable.js';
 
@@ -62,8 +63,10 @@ export function startJobs(app: FastifyInstance, list: Job[] = jobs): () => Promi
         const run = job
           .run(app)
           .catch((err) => {
-            // The database being away is not a bug: the job runs again on its next tick.
-            if (unavailability(err) !== null)
+            // The database being away, or too busy to lend a connection in time (overload), is not a
+            // bug: the job runs again on its next tick.
+            if (err instanceof DatabaseBusyError) app.log.warn({ job: job.name, cause: err.message }, 'background job skipped: the database is busy');
+            else if (unavailability(err) !== null)
               app.log.warn({ job: job.name, cause: (err as Error).message }, 'background job skipped: the database is unavailable');
             else app.log.error({ err, job: job.name }, 'background job failed');
           })

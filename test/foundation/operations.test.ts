@@ -2,6 +2,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
+import { DatabaseBusyError } from '../../src/db/connection-queue.js';
+import { startJobs } from '../../src/jobs.js';
 
 /** Collects the app's log output, one parsed JSON object per line. */
 class LogCapture extends Writable {
@@ -121,5 +123,15 @@ describe(`request ids and logs (${TEST_DIALECT})`, () => {
       await other.app.close();
       await other.close().catch(() => {});
     }
+  });
+
+  it('logs a background job that found the database busy as a warning, and any other failure as an error', async () => {
+    const failing = (name: string, error: Error) => ({ name, intervalMs: () => 5, run: () => Promise.reject(error) });
+    const stop = startJobs(t.app, [failing('busy-job', new DatabaseBusyError(1000)), failing('broken-job', new Error('a bug'))]);
+    await expect.poll(() => logs.lines.filter((l) => l.job === 'busy-job' || l.job === 'broken-job').length).toBeGreaterThanOrEqual(2);
+    await stop();
+    const levelOf = (job: string) => logs.lines.find((l) => l.job === job)?.level;
+    expect(levelOf('busy-job')).toBe(40);
+    expect(levelOf('broken-job')).toBe(50);
   });
 });
