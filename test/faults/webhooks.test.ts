@@ -126,7 +126,8 @@ describe(`webhook deliveries served in turns (${TEST_DIALECT})`, () => {
     t.clock.advance(1000);
     expect((await t.request('DELETE', `${API}/customers/2`)).statusCode).toBe(200);
 
-    await runJob(t, 'deliver-webhooks');
+    // A run of the job ends when its time is up (a loaded machine may need several runs).
+    for (let run = 0; run < 62 && transport.requests.length < 62; run++) await runJob(t, 'deliver-webhooks');
     const order = transport.requests.map((request) => request.headers['loyalty-topic']);
     expect(order).toHaveLength(62);
     // Each group is served in turn: the redaction and the update go out in the first claim,
