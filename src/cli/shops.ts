@@ -4,6 +4,8 @@ import { countShopRows, ERASURE_CHUNK_ROWS, eraseShop } from '../shops/erasure.j
 import { createShop, createToken, getShop, listShops, listTokens, revokeToken, updateShop, type Shop, type ShopSettings } from '../shops/repository.js';
 import { CliError, output, parseId, table, withDatabase } from './context.js';
 import { rekeyDays } from '../ledger/totals.js';
+import { isTimeZone } from '../core/time-zones.js';
+import { transaction } from '../db/dialect.js';
 
 const NEVER = 'never';
 
@@ -13,6 +15,11 @@ function expiryDays(value: string): number | typeof NEVER {
   const days = parseId(value, '--expiry-days');
   if (days > 36500) throw new CliError('--expiry-days must be at most 36500');
   return days;
+}
+
+function timeZone(value: string): string {
+  if (!isTimeZone(value)) throw new CliError(`--timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 const toDays = (value: number | typeof NEVER | undefined): number | null | undefined => (value === NEVER ? null : value);
@@ -27,7 +34,7 @@ function shopView(shop: Shop) {
   return { ...shop, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
 }
 
-const SHOP_COLUMNS = ['id', 'name', 'per_event_expiry', 'points_expiry_days', 'created_at'];
+const SHOP_COLUMNS = ['id', 'name', 'per_event_expiry', 'points_expiry_days', 'timezone', 'created_at'];
 
 /** Rows per table for people: the tables that have any, and the total. */
 function rowsTable(rows: Record<string, number>): string {
@@ -48,11 +55,18 @@ export function registerShopCommands(program: Command): void {
     .requiredOption('--name <name>', 'shop name', shopName)
     .option('--per-event-expiry', 'allow points events to set their own expires_at', false)
     .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
+    .option('--timezone <zone>', 'IANA time zone of the days of reports (default UTC)', timeZone)
     .option('--json', 'print JSON', false)
-    .action(async (opts: { name: string; perEventExpiry: boolean; expiryDays?: number | typeof NEVER; json: boolean }) => {
+    .action(async (opts: { name: string; perEventExpiry: boolean; expiryDays?: number | typeof NEVER; timezone?: string; json: boolean }) => {
       await withDatabase(async ({ db }) => {
         const now = Date.now();
-        const shop = await createShop(db, { name: opts.name, per_event_expiry: opts.perEventExpiry, points_expiry_days: toDays(opts.expiryDays) ?? null }, now);
+        const settings = {
+          name: opts.name,
+          per_event_expiry: opts.perEventExpiry,
+          points_expiry_days: toDays(opts.expiryDays) ?? null,
+          timezone: opts.timezone,
+        };
+        const shop = await createShop(db, settings, now);
         const { token } = await createToken(db, shop.id, 'default', now);
         output(opts.json, { shop: shopView(shop), token }, () => `Created shop ${shop.id} (${shop.name}).\nAPI token (shown once, keep it secret): ${token}`);
       });
@@ -71,21 +85,24 @@ export function registerShopCommands(program: Command): void {
 
   shops
     .command('update <id>')
-    .description("Change a shop's name or expiry settings")
+    .description("Change a shop's name, expiry settings or time zone")
     .option('--name <name>', 'new name', shopName)
     .option('--per-event-expiry', 'allow points events to set their own expires_at')
     .option('--no-per-event-expiry', "use the shop's expiry for every points event")
     .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
+    .option('--timezone <zone>', 'IANA time zone of the days of reports; the days already kept move to it', timeZone)
     .option('--json', 'print JSON', false)
-    .action(async (id: string, opts: { name?: string; perEventExpiry?: boolean; expiryDays?: number | typeof NEVER; json: boolean }) => {
+    .action(async (id: string, opts: { name?: string; perEventExpiry?: boolean; expiryDays?: number | typeof NEVER; timezone?: string; json: boolean }) => {
       const shopId = parseId(id, 'shop id');
       const settings: ShopSettings = {};
       if (opts.name !== undefined) settings.name = opts.name;
       if (opts.perEventExpiry !== undefined) settings.per_event_expiry = opts.perEventExpiry;
       if (opts.expiryDays !== undefined) settings.points_expiry_days = toDays(opts.expiryDays);
-      if (Object.keys(settings).length === 0) throw new CliError('Nothing to change: give --name, --[no-]per-event-expiry or --expiry-days');
+      if (opts.timezone !== undefined) settings.timezone = opts.timezone;
+      if (Object.keys(settings).length === 0) throw new CliError('Nothing to change: give --name, --[no-]per-event-expiry, --expiry-days or --timezone');
       await withDatabase(async ({ db }) => {
-        const shop = await updateShop(db, shopId, settings, Date.now(), rekeyDays);
+        // One transaction: a new time zone re-keys the report days with the change itself.
+        const shop = await transaction(db, (trx) => updateShop(trx, shopId, settings, Date.now(), rekeyDays));
         if (!shop) throw new CliError(`No shop with id ${shopId}`);
         output(opts.json, { shop: shopView(shop) }, () => table([shopView(shop)], SHOP_COLUMNS));
       });

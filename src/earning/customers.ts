@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { generateCode } from '../core/codes.js';
+import { emailsOf } from '../customers/repository.js';
 import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { getShop } from '../shops/repository.js';
@@ -102,20 +103,11 @@ export async function customersWritten(
     const shop = (await getShop(trx, shopId))!;
     const rule = await enabledRule(trx, shopId, 'signup');
     if (rule !== undefined) {
-      const emails = new Map<number, string | null>();
-      for (let i = 0; i < created.length; i += 500) {
-        const rows = await trx
-          .selectFrom('customers')
-          .select(['remote_id', 'email'])
-          .where('shop_id', '=', shopId)
-          .where(
-            'remote_id',
-            'in',
-            created.slice(i, i + 500).map((w) => w.remoteId),
-          )
-          .execute();
-        for (const row of rows) emails.set(Number(row.remote_id), row.email);
-      }
+      const emails = await emailsOf(
+        trx,
+        shopId,
+        created.map((w) => w.remoteId),
+      );
       const postings = created.flatMap(
         (w) => ruleGrant(rule, { remoteId: w.remoteId, email: emails.get(w.remoteId) ?? null }, now, defaultExpiry(shop, now), 'Signup') ?? [],
       );

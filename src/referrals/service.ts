@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { emailsOf } from '../customers/repository.js';
 import { lockedRows, transactionLock } from '../db/dialect.js';
 import { insertRecords, findRecord } from '../records/repository.js';
 import type { DB } from '../db/tables.js';
@@ -125,19 +126,10 @@ async function complete(
   if (rows.length === 0) return [];
   const shop = (await getShop(trx, shopId))!;
   const [toReferrer, toFriend] = [await enabledRule(trx, shopId, 'referral_referrer'), await enabledRule(trx, shopId, 'referral_friend')];
-  const referrerEmails = new Map(
-    (
-      await trx
-        .selectFrom('customers')
-        .select(['remote_id', 'email'])
-        .where('shop_id', '=', shopId)
-        .where(
-          'remote_id',
-          'in',
-          rows.map((r) => Number(r.referrer_remote_id)),
-        )
-        .execute()
-    ).map((c) => [Number(c.remote_id), c.email]),
+  const referrerEmails = await emailsOf(
+    trx,
+    shopId,
+    rows.map((r) => Number(r.referrer_remote_id)),
   );
   const postings: Posting[] = [];
   const expiresAt = defaultExpiry(shop, now);

@@ -95,7 +95,7 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
     const rows = JSON.parse(await ok(url, 'shops', 'list', '--json')).shops;
     expect(rows.map((s: { name: string }) => s.name)).toContain('Listed shop');
     const table = await ok(url, 'shops', 'list');
-    expect(table.split('\n')[0]).toMatch(/^id\s+name\s+per_event_expiry\s+points_expiry_days\s+created_at/);
+    expect(table.split('\n')[0]).toMatch(/^id\s+name\s+per_event_expiry\s+points_expiry_days\s+timezone\s+created_at/);
     expect(table).toContain('Listed shop');
   });
 
@@ -106,6 +106,12 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
     expect((await get(token)).json().data).toMatchObject({ name: 'After', points_expiry_days: null, per_event_expiry: true });
     await ok(url, 'shops', 'update', String(shop.id), '--no-per-event-expiry');
     expect((await get(token)).json().data.per_event_expiry).toBe(false);
+    expect((await get(token)).json().data.timezone).toBe('UTC');
+    const moved = JSON.parse(await ok(url, 'shops', 'update', String(shop.id), '--timezone', 'Europe/Berlin', '--json'));
+    expect(moved.shop.timezone).toBe('Europe/Berlin');
+    expect((await get(token)).json().data.timezone).toBe('Europe/Berlin');
+    const zoned = JSON.parse(await ok(url, 'shops', 'create', '--name', 'Zoned', '--timezone', 'America/New_York', '--json'));
+    expect((await get(zoned.token)).json().data.timezone).toBe('America/New_York');
   });
 
   it('creates, lists and revokes tokens; a revoked token answers 401, the others keep working', async () => {
@@ -152,6 +158,8 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
       [['shops', 'update', 'abc', '--name', 'X'], /shop id must be a positive integer, got "abc"/],
       [['shops', 'update', '999999', '--name', 'X'], /No shop with id 999999/],
       [['shops', 'update', '1'], /Nothing to change/],
+      [['shops', 'update', '1', '--timezone', 'Mars/Olympus'], /--timezone must be an IANA time zone name such as Europe\/Berlin, got "Mars\/Olympus"/],
+      [['shops', 'create', '--name', 'X', '--timezone', 'CEST+2'], /--timezone must be an IANA time zone name/],
       [['tokens', 'create', '--shop', '999999'], /No shop with id 999999/],
       [['tokens', 'revoke', '999999', '--shop', '1'], /Shop 1 has no token 999999/],
       [['tokens', 'list'], /required option '--shop <id>'/],
