@@ -3,4 +3,4 @@ export { LoyaltyApiError, type ErrorDetail, type LoyaltyErrorCode } from './erro
 export { createLoyaltyClient, type LoyaltyClient, type LoyaltyClientOptions } from './merchant.js';
 export { newIdempotencyKey, type RetryOptions, type TransportOptions } from './retry.js';
 export type { components, operations, paths } from './schema.js';
-export { createStorefrontClient, type StorefrontClient, type StorefrontClientOptions, type StorefrontPaths } from './storefront.js';
+export { createStorefrontClient, type StorefrontClient, type StorefrontClientOptions, type StorefrontPaths, type TokenSource } from './storefront.js';

@@ -1,15 +1,8 @@
-// The panel's only contact with the storefront API: fetch, with the customer token, and a new
-// token from `token-url` fetched once when the one held is refused (it expired). Kept to what
-// the panel needs; a page may equally use @loyalty-api/client's createStorefrontClient.
-
-export class PanelError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
+// The panel's contact with the storefront API: @loyalty-api/client's storefront client (typed
+// calls, a key per redemption reused by its retries), with the customer token given and a new
+// one from `token-url` fetched once when the one held is refused (it expired).
+import { createStorefrontClient, type StorefrontClient } from '../../client/src/storefront.js';
+import { LoyaltyApiError } from '../../client/src/errors.js';
 
 const WORDS: Record<string, string> = {
   insufficient_balance: 'You do not have enough points for this reward yet.',
@@ -24,8 +17,10 @@ const WORDS: Record<string, string> = {
 
 /** A refusal in words a shopper understands; the API's own message when no better one is known. */
 export function inWords(error: unknown): string {
-  if (error instanceof PanelError) return WORDS[error.code] ?? error.message;
-  return WORDS.network!;
+  if (!(error instanceof LoyaltyApiError)) return WORDS.network!;
+  if (error.code === 'network_error') return WORDS.network!;
+  if (error.code === 'unexpected_response') return WORDS.unavailable!;
+  return WORDS[error.code] ?? error.message;
 }
 
 export interface ClientOptions {
@@ -35,74 +30,21 @@ export interface ClientOptions {
   tokenUrl: string | null;
 }
 
-export class StorefrontClient {
-  #token: string | null;
-  /** The token being fetched from token-url: requests refused together share one fetch. */
-  #fetching: Promise<string> | null = null;
+/** The merchant's token-url: a new customer token, asked for with the page's own cookies. */
+async function fetchToken(tokenUrl: string): Promise<string> {
+  const res = await fetch(tokenUrl, { credentials: 'same-origin', headers: { accept: 'application/json' } });
+  const body = (await res.json().catch(() => null)) as { token?: unknown } | null;
+  if (!res.ok || typeof body?.token !== 'string') throw new Error('token-url gave no token');
+  return body.token;
+}
 
-  constructor(readonly options: ClientOptions) {
-    this.#token = options.token;
-  }
-
-  /** A new token, unless `refused` is no longer the one held (another request replaced it meanwhile). */
-  #freshToken(refused: string | null): Promise<string> {
-    if (this.#token !== null && this.#token !== refused) return Promise.resolve(this.#token);
-    this.#fetching ??= this.#fetchToken().finally(() => {
-      this.#fetching = null;
-    });
-    return this.#fetching;
-  }
-
-  async #fetchToken(): Promise<string> {
-    if (this.options.tokenUrl === null) throw new PanelError('No token', 'unauthorized');
-    let res: Response;
-    try {
-      res = await fetch(this.options.tokenUrl, { credentials: 'same-origin', headers: { accept: 'application/json' } });
-    } catch {
-      throw new PanelError('token-url unreachable', 'network');
-    }
-    const body = (await res.json().catch(() => null)) as { token?: unknown } | null;
-    if (!res.ok || typeof body?.token !== 'string') throw new PanelError('token-url gave no token', 'unauthorized');
-    this.#token = body.token;
-    return body.token;
-  }
-
-  async #send(method: string, path: string, body: unknown, idempotencyKey: string | undefined, token: string): Promise<Response> {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-    try {
-      return await fetch(`${this.options.apiBase}/storefront_api/v1${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-    } catch {
-      throw new PanelError('network error', 'network');
-    }
-  }
-
-  /** The shop's public programme (GET /programme, by the publishable key: no customer). */
-  async programme<T>(): Promise<T> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.options.apiBase}/storefront_api/v1/programme`, { headers: { 'x-publishable-key': this.options.publishableKey } });
-    } catch {
-      throw new PanelError('network error', 'network');
-    }
-    const json = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-    if (!res.ok) throw new PanelError(json?.error?.message ?? `HTTP ${res.status}`, json?.error?.code ?? 'unavailable');
-    return json as T;
-  }
-
-  /** Answers the API's `data` (and `links`), or throws a PanelError with its code. */
-  async request<T>(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
-    const token = this.#token ?? (await this.#freshToken(null));
-    let res = await this.#send(method, path, body, idempotencyKey, token);
-    // The token expired: one new one from token-url, and the request once more (same key).
-    if (res.status === 401 && this.options.tokenUrl !== null) res = await this.#send(method, path, body, idempotencyKey, await this.#freshToken(token));
-    const json = (await res.json().catch(() => null)) as { data?: unknown; error?: { code?: string; message?: string } } | null;
-    if (!res.ok) throw new PanelError(json?.error?.message ?? `HTTP ${res.status}`, json?.error?.code ?? 'unavailable');
-    return json as T;
-  }
+/**
+ * The typed storefront client, with the token given, else (or once it expires) one from
+ * token-url. Few retries, short waits: a shopper is looking at the page.
+ */
+export function panelClient({ apiBase, publishableKey, token, tokenUrl }: ClientOptions): StorefrontClient {
+  const given = token;
+  const source =
+    tokenUrl === null ? (given ?? undefined) : (refused: string | null) => (given !== null && refused === null ? Promise.resolve(given) : fetchToken(tokenUrl));
+  return createStorefrontClient({ baseUrl: apiBase, publishableKey, token: source, retry: { attempts: 3, maxDelayMs: 5_000 } });
 }

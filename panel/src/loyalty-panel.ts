@@ -1,6 +1,7 @@
-import { inWords, StorefrontClient } from './client.js';
+import type { StorefrontClient } from '../../client/src/storefront.js';
+import { inWords, panelClient } from './client.js';
 import { STYLES } from './styles.js';
-import { render, type EarningRule, type Me, type PointsEvent, type Redeemed, type Reward, type State } from './view.js';
+import { render, type State } from './view.js';
 
 // <loyalty-panel api-base="…" publishable-key="pk_…" token="…" | token-url="…">: a shopper's
 // own loyalty account on the merchant's page (DESIGN.md section 10). A plain custom element
@@ -46,7 +47,7 @@ export class LoyaltyPanel extends HTMLElement {
   }
 
   get #api(): StorefrontClient {
-    this.#client ??= new StorefrontClient({
+    this.#client ??= panelClient({
       apiBase: (this.getAttribute('api-base') ?? '').replace(/\/+$/, ''),
       publishableKey: this.getAttribute('publishable-key') ?? '',
       token: this.getAttribute('token'),
@@ -64,10 +65,12 @@ export class LoyaltyPanel extends HTMLElement {
   async refresh(): Promise<void> {
     try {
       const [programme, me, rewards, events] = await Promise.all([
-        this.#api.programme<{ data: { earning_rules: EarningRule[] } }>(),
-        this.#api.request<{ data: Me }>('GET', '/me'),
-        this.#api.request<{ data: Reward[] }>('GET', '/me/rewards'),
-        this.#api.request<{ data: PointsEvent[] }>('GET', `/me/points_events?pagination[per_page]=${HISTORY_SIZE}&sort[order_direction]=desc`),
+        this.#api.GET('/storefront_api/v1/programme'),
+        this.#api.GET('/storefront_api/v1/me'),
+        this.#api.GET('/storefront_api/v1/me/rewards'),
+        this.#api.GET('/storefront_api/v1/me/points_events', {
+          params: { query: { 'pagination[per_page]': HISTORY_SIZE, 'sort[order_direction]': 'desc' } },
+        }),
       ]);
       this.#set({ rules: programme.data.earning_rules, me: me.data, rewards: rewards.data, events: events.data, error: null });
     } catch (error) {
@@ -80,7 +83,10 @@ export class LoyaltyPanel extends HTMLElement {
     if (this.#pending?.rewardId !== rewardId) this.#pending = { rewardId, key: newKey() };
     this.#set({ busy: rewardId, error: null, copied: false });
     try {
-      const { data } = await this.#api.request<{ data: Redeemed }>('POST', '/me/redemptions', { reward_id: rewardId }, this.#pending.key);
+      const { data } = await this.#api.POST('/storefront_api/v1/me/redemptions', {
+        body: { reward_id: rewardId },
+        headers: { 'Idempotency-Key': this.#pending.key },
+      });
       this.#pending = null;
       this.#set({ redeemed: data, busy: null });
       this.dispatchEvent(new CustomEvent('loyalty-redeemed', { detail: data, bubbles: true, composed: true }));

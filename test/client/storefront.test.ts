@@ -48,6 +48,39 @@ describe(`the storefront client against the server (${TEST_DIALECT})`, () => {
     expect(events).toEqual([300, 200, 100]);
   });
 
+  it('asks a token source for a token, again once (shared by calls refused together) when the server refuses it, and fails as unauthorized when the source fails', async () => {
+    const asked: (string | null)[] = [];
+    const shopper = createStorefrontClient({
+      baseUrl,
+      publishableKey,
+      token: async (refused) => {
+        asked.push(refused);
+        return refused === null ? 'not-a-valid-token' : token;
+      },
+    });
+    const [me, rewards] = await Promise.all([shopper.GET(`${STOREFRONT}/me`), shopper.GET(`${STOREFRONT}/me/rewards`)]);
+    expect(me.data.remote_id).toBe(41);
+    expect(rewards.data.map((r) => r.name)).toEqual(['5 off']);
+    expect(asked).toEqual([null, 'not-a-valid-token']);
+
+    let calls = 0;
+    const failing = createStorefrontClient({
+      baseUrl,
+      publishableKey,
+      retry: { baseDelayMs: 1 },
+      token: async () => {
+        calls += 1;
+        throw new Error('the merchant backend is down');
+      },
+    });
+    const error = await failing.GET(`${STOREFRONT}/me`).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 401, code: 'unauthorized', message: 'No customer token: the merchant backend is down' });
+    expect(calls).toBe(1);
+    // The public programme needs no customer: the source is not asked.
+    expect((await failing.GET(`${STOREFRONT}/programme`)).data.rewards.map((r) => r.name)).toEqual(['5 off']);
+    expect(calls).toBe(1);
+  });
+
   it('redeems once when the answer is lost and the client retries with the same key', async () => {
     let dropped = false;
     const sent: (string | null)[] = [];
