@@ -116,7 +116,7 @@ export const boundaries = [
   {
     // Grown past the budget when the formatter first wrapped their long lines (82-105 lines):
     // each is one sequence read top to bottom, to be split where it has parts of its own.
-    files: ['src/customers/export.ts', 'src/earning/customers.ts', 'src/ledger/expiry.ts'],
+    files: ['src/earning/customers.ts', 'src/ledger/expiry.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 110, skipBlankLines: true, skipComments: true }] },
   },
 ];

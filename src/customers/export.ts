@@ -31,82 +31,80 @@ async function* chunked<T>(query: (after: number) => SelectQueryBuilder<any, any
   }
 }
 
-/** The export document, as JSON text in pieces. */
-export async function* exportDocument(db: DB, shopId: number, customer: Row, now: number): AsyncGenerator<string> {
-  const remoteId = Number(customer.remote_id);
-  const email = (customer.email as string | null) ?? null;
-  const [shown] = await recordsJson(db, shopId, customers, [customer], now);
-  yield `{"data":{"exported_at":${JSON.stringify(isoTime(now))},"customer":${JSON.stringify(shown)}`;
-
-  async function* section(name: string, rows: AsyncGenerator<unknown[]>): AsyncGenerator<string> {
-    yield `,${JSON.stringify(name)}:[`;
-    let first = true;
-    for await (const chunk of rows) {
-      for (const item of chunk) {
-        yield (first ? '' : ',') + JSON.stringify(item);
-        first = false;
-      }
+async function* section(name: string, rows: AsyncGenerator<unknown[]>): AsyncGenerator<string> {
+  yield `,${JSON.stringify(name)}:[`;
+  let first = true;
+  for await (const chunk of rows) {
+    for (const item of chunk) {
+      yield (first ? '' : ',') + JSON.stringify(item);
+      first = false;
     }
-    yield ']';
   }
-  async function* mapped<T>(rows: AsyncGenerator<T[]>, map: (rows: T[]) => unknown[] | Promise<unknown[]>): AsyncGenerator<unknown[]> {
-    for await (const chunk of rows) yield await map(chunk);
-  }
+  yield ']';
+}
 
-  const events = chunked(
-    (after) => eventsQuery(db, shopId, { customerRemoteId: remoteId }).where('points_events.id', '>', after).orderBy('points_events.id'),
-    'id',
-  );
-  yield* section(
-    'points_events',
-    mapped(events, (rows: EventRow[]) => rows.map((row) => eventJson(row, row.email, row.reversed_by_event_id))),
-  );
+async function* mapped<T>(rows: AsyncGenerator<T[]>, map: (rows: T[]) => unknown[] | Promise<unknown[]>): AsyncGenerator<unknown[]> {
+  for await (const chunk of rows) yield await map(chunk);
+}
 
+/** The points lots, as the export shows them: amounts in the lot's own unit. */
+function lotsOf(db: DB, shopId: number, remoteId: number): AsyncGenerator<unknown[]> {
   const lots = chunked(
     (after) =>
       db.selectFrom('points_lots').selectAll().where('shop_id', '=', shopId).where('customer_remote_id', '=', remoteId).where('id', '>', after).orderBy('id'),
     'id',
   );
-  yield* section(
-    'points_lots',
-    mapped(lots, (rows) =>
-      rows.map((lot) => {
-        const amount = (v: number) => (lot.kind === 'credits' ? creditsToNumber(Number(v)) : Number(v));
-        return {
-          id: Number(lot.id),
-          kind: lot.kind,
-          amount: amount(lot.amount),
-          remaining: amount(lot.remaining),
-          expires_at: lot.expires_at === null ? null : isoTime(Number(lot.expires_at)),
-          event_id: Number(lot.event_id),
-          created_at: isoTime(Number(lot.created_at)),
-        };
-      }),
-    ),
+  return mapped(lots, (rows) =>
+    rows.map((lot) => {
+      const amount = (v: number) => (lot.kind === 'credits' ? creditsToNumber(Number(v)) : Number(v));
+      return {
+        id: Number(lot.id),
+        kind: lot.kind,
+        amount: amount(lot.amount),
+        remaining: amount(lot.remaining),
+        expires_at: lot.expires_at === null ? null : isoTime(Number(lot.expires_at)),
+        event_id: Number(lot.event_id),
+        created_at: isoTime(Number(lot.created_at)),
+      };
+    }),
   );
+}
 
-  const records = (r: typeof orders, narrow: (q: SelectQueryBuilder<any, any, Row>) => SelectQueryBuilder<any, any, Row>) =>
-    mapped(
-      chunked(
-        (after) =>
-          narrow(selectRecords(db, shopId, r))
-            .where(r.id, '>', after)
-            .orderBy(r.id),
-        r.id,
-      ),
-      (rows: Row[]) => recordsJson(db, shopId, r, rows, now),
-    );
+/** The records of a resource that `narrow` keeps, as the API shows them. */
+function recordsOf(
+  db: DB,
+  shopId: number,
+  now: number,
+  r: typeof orders,
+  narrow: (q: SelectQueryBuilder<any, any, Row>) => SelectQueryBuilder<any, any, Row>,
+): AsyncGenerator<unknown[]> {
+  return mapped(
+    chunked(
+      (after) =>
+        narrow(selectRecords(db, shopId, r))
+          .where(r.id, '>', after)
+          .orderBy(r.id),
+      r.id,
+    ),
+    (rows: Row[]) => recordsJson(db, shopId, r, rows, now),
+  );
+}
+
+/** The orders, subscription contracts and referrals of the customer (referrals also by the e-mail they were sent to). */
+async function* recordSections(db: DB, shopId: number, remoteId: number, email: string | null, now: number): AsyncGenerator<string> {
   yield* section(
     'orders',
-    records(orders, (q) => q.where((eb) => eb.or([eb('customer_remote_id', '=', remoteId), eb('points_customer_remote_id', '=', remoteId)]))),
+    recordsOf(db, shopId, now, orders, (q) =>
+      q.where((eb) => eb.or([eb('customer_remote_id', '=', remoteId), eb('points_customer_remote_id', '=', remoteId)])),
+    ),
   );
   yield* section(
     'subscription_contracts',
-    records(subscriptionContracts, (q) => q.where('customer_remote_id', '=', remoteId)),
+    recordsOf(db, shopId, now, subscriptionContracts, (q) => q.where('customer_remote_id', '=', remoteId)),
   );
   yield* section(
     'referrals',
-    records(referrals, (q) =>
+    recordsOf(db, shopId, now, referrals, (q) =>
       q.where((eb) =>
         eb.or([
           eb('referrer_remote_id', '=', remoteId),
@@ -116,6 +114,25 @@ export async function* exportDocument(db: DB, shopId: number, customer: Row, now
       ),
     ),
   );
+}
+
+/** The export document, as JSON text in pieces. */
+export async function* exportDocument(db: DB, shopId: number, customer: Row, now: number): AsyncGenerator<string> {
+  const remoteId = Number(customer.remote_id);
+  const email = (customer.email as string | null) ?? null;
+  const [shown] = await recordsJson(db, shopId, customers, [customer], now);
+  yield `{"data":{"exported_at":${JSON.stringify(isoTime(now))},"customer":${JSON.stringify(shown)}`;
+
+  const events = chunked(
+    (after) => eventsQuery(db, shopId, { customerRemoteId: remoteId }).where('points_events.id', '>', after).orderBy('points_events.id'),
+    'id',
+  );
+  yield* section(
+    'points_events',
+    mapped(events, (rows: EventRow[]) => rows.map((row) => eventJson(row, row.email, row.reversed_by_event_id))),
+  );
+  yield* section('points_lots', lotsOf(db, shopId, remoteId));
+  yield* recordSections(db, shopId, remoteId, email, now);
   const redemptions = chunked(
     (after) => redemptionsQuery(db, shopId, { customerRemoteId: remoteId }).where('redemptions.id', '>', after).orderBy('redemptions.id'),
     'id',
