@@ -7,6 +7,7 @@ import { useRoute } from './lib/router';
 import { clientFor, forgetToken, readToken, storeToken, takeTokenFromFragment } from './lib/session';
 import { CustomerPage } from './routes/customer/customer-page';
 import { CustomerListPage } from './routes/customers/customer-list-page';
+import { OverviewPage } from './routes/overview/overview-page';
 import { SignInPage } from './routes/sign-in/sign-in-page';
 
 interface Session {
@@ -67,6 +68,9 @@ function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => voi
       <header className="top">
         <span className="brand">{shopName}</span>
         <nav aria-label="Console">
+          <a href="#/" aria-current={route.page === 'overview' ? 'page' : undefined}>
+            Overview
+          </a>
           <a href="#/customers" aria-current={route.page === 'customers' ? 'page' : undefined}>
             Customers
           </a>
@@ -75,7 +79,11 @@ function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => voi
           Sign out
         </button>
       </header>
-      <main>{route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : <CustomerListPage />}</main>
+      <main>
+        {route.page === 'overview' ? <OverviewPage /> : null}
+        {route.page === 'customers' ? <CustomerListPage /> : null}
+        {route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : null}
+      </main>
     </>
   );
 }

@@ -37,7 +37,8 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
   // The `it` blocks share one browser page and run in order, as one person's session.
   beforeAll(async () => {
     if (!fs.existsSync(`${CONSOLE_DIR}/index.html`)) throw new Error(`${CONSOLE_DIR} is not built: run npm run build (npm test does it)`);
-    t = await setup();
+    // The browser's today is the Overview's: the server's clock is the real one here.
+    t = await setup({ now: Date.now() });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     await t.request('PUT', `${API}/customers/1001`, { body: { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' } });
@@ -68,7 +69,7 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
 
     await page.getByLabel('API token').fill(t.token);
     await page.getByLabel('API token').press('Enter');
-    await page.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
     expect(await page.evaluate('({ session: Object.values(sessionStorage), local: localStorage.length, cookies: document.cookie })')).toEqual({
       session: [t.token],
       local: 0,
@@ -76,7 +77,46 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     });
   });
 
+  it("lands on the Overview: charts named for what they show, whose data tables hold the reports' figures, over the chosen period", async () => {
+    const report = async (days: number) => {
+      const to = new Date().toISOString().slice(0, 10);
+      const from = new Date(Date.now() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+      return (await t.request('GET', `${API}/reports/points?from=${from}&to=${to}&interval=day`)).json().data as Record<string, number | string>[];
+    };
+    const flows = page.getByRole('figure', { name: 'Points earned, redeemed and expired per day' });
+    await flows.getByRole('img', { name: 'Points earned, redeemed and expired per day' }).waitFor();
+    await page.locator('figure[data-drawn]').nth(2).waitFor();
+    await flows.getByText('Show the data').click();
+    const table = flows.getByRole('region', { name: 'Points earned, redeemed and expired per day' });
+    const rows = table.getByRole('row');
+    await expect.poll(() => rows.count()).toBe(31);
+    const today = (await report(30)).at(-1)!;
+    expect(await rows.last().getByRole('cell').allTextContents()).toEqual([today.period_start, '500', '100', '0']);
+    await expectAccessible('overview');
+
+    await page.getByLabel('Period').selectOption({ label: 'Last 90 days' });
+    await expect.poll(() => rows.count()).toBe(91);
+    const outstanding = page.getByRole('figure', { name: 'Outstanding points' });
+    await outstanding.getByRole('img', { name: 'Outstanding points' }).waitFor();
+    await outstanding.getByText('Show the data').click();
+    const ends = outstanding.getByRole('region', { name: 'Outstanding points at the end of each day' }).getByRole('row');
+    expect(await ends.count()).toBe(91);
+    expect(await ends.nth(1).getByRole('cell').allTextContents()).toEqual([(await report(90))[0]!.period_start, '0']);
+    expect(await ends.last().getByRole('cell').last().textContent()).toBe('400');
+
+    const programme = (await t.request('GET', `${API}/reports/programme`)).json().data;
+    expect(await page.getByTestId('points-outstanding').textContent()).toBe(String(programme.points_outstanding));
+    const tiers = page.getByRole('figure', { name: 'Members by tier' });
+    await tiers.getByRole('img', { name: 'Members by tier' }).waitFor();
+    await tiers.getByText('Show the data').click();
+    const members = tiers.getByRole('region', { name: 'Members by tier' }).getByRole('row');
+    expect(await members.nth(1).getByRole('cell').allTextContents()).toEqual(['No tier', '2']);
+    expect(await members.nth(2).getByRole('cell').allTextContents()).toEqual(['Gold', '0']);
+    await expectAccessible('overview-90-days');
+  });
+
   it('lists customers and finds one by e-mail and by remote_id with "Search customers"', async () => {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Customers' }).click();
     await page.getByRole('link', { name: 'Grace Hopper' }).waitFor();
     await expectAccessible('customers');
     await page.getByLabel('Search customers').fill('ADA@example.com');
@@ -190,6 +230,10 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await page.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await expectAccessible('customers-390px');
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.locator('figure[data-drawn]').nth(2).waitFor();
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible('overview-390px');
   });
 
   it('signs in from the URL `loyalty console-link` prints, and takes the token out of the address', async () => {
@@ -201,7 +245,7 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     const fresh = await context.browser()!.newContext();
     const linked = await fresh.newPage();
     await linked.goto(url!);
-    await linked.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
+    await linked.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
     expect(linked.url()).toBe(`${base}/console/#/`);
     await fresh.close();
   });
