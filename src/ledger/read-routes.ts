@@ -12,6 +12,7 @@ import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/sch
 import { eventJson } from './event-json.js';
 import { eventsQuery, findEvent, orderExists, type EventRow } from './events-repository.js';
 import { EVENT_FILTERS, parseEventFilters } from './filters.js';
+import { registerLotsList } from './lots-list.js';
 import { PointsEvent } from './schemas.js';
 
 const TAGS = ['Points events'];
@@ -84,6 +85,8 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
       return paginate(request.db, request, eventsQuery(request.db, request.shop.id, { ...filters, customerRemoteId }), listSpec);
     },
   });
+
+  registerLotsList(app);
 
   const OrderParams = Type.Object({ remote_id: PathId("The order's remote_id", 5531) });
   app.get(

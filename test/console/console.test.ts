@@ -33,12 +33,13 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
       (await t.request('GET', `${API}/customers/1001/points_events`)).json().data as { internal_note: string | null; reversed_by_event_id: number | null }[]
     ).filter((e) => e.internal_note === note);
   const balance = () => page.getByRole('region', { name: 'Balances' }).getByTestId('points-balance');
+  const expiries = () => page.getByRole('region', { name: 'Upcoming expiries' });
 
   // The `it` blocks share one browser page and run in order, as one person's session.
   beforeAll(async () => {
     if (!fs.existsSync(`${CONSOLE_DIR}/index.html`)) throw new Error(`${CONSOLE_DIR} is not built: run npm run build (npm test does it)`);
     // The browser's today is the Overview's: the server's clock is the real one here.
-    t = await setup({ now: Date.now() });
+    t = await setup({ now: Date.now(), shop: { points_expiry_days: 365 } });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     await t.request('PUT', `${API}/customers/1001`, { body: { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' } });
@@ -119,6 +120,16 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Customers' }).click();
     await page.getByRole('link', { name: 'Grace Hopper' }).waitFor();
     await expectAccessible('customers');
+    // "Points" sorts by balance, ascending first: Grace (0) before Ada (400), which only the sorted answer shows.
+    const points = page.getByRole('columnheader', { name: /^Points/ });
+    const first = () => page.getByRole('region', { name: 'Customers found' }).getByRole('row').nth(1).getByRole('link').textContent();
+    await points.getByRole('button', { name: /^Points/ }).click();
+    await expect.poll(first).toBe('Grace Hopper');
+    expect(await points.getAttribute('aria-sort')).toBe('ascending');
+    await points.getByRole('button', { name: /^Points/ }).click();
+    await expect.poll(first).toBe('Ada Lovelace');
+    expect(await points.getAttribute('aria-sort')).toBe('descending');
+    expect(await page.getByLabel('Sort by').inputValue()).toBe('points_balance');
     await page.getByLabel('Search customers').fill('ADA@example.com');
     await page.getByLabel('Search customers').press('Enter');
     // Ada is on the first page too: wait for Grace to go, which only the search's answer does.
@@ -136,6 +147,10 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await page.getByRole('link', { name: 'Ada Lovelace' }).click();
     await page.getByRole('heading', { name: 'Ada Lovelace', level: 1 }).waitFor();
     expect(await balance().textContent()).toBe('400');
+    // Why this balance: the order's lot, less the redemption's 100; it expires in 365 days.
+    const order = page.getByRole('region', { name: 'Open lots' }).getByRole('row').filter({ hasText: '(order)' });
+    expect((await order.getByRole('cell').allTextContents()).slice(2, 5)).toEqual(['Points', '500', '400']);
+    await expect.poll(() => expiries().getByRole('listitem').first().textContent()).toMatch(/^400 points on \d+ \w+ \d{4}$/);
     await expectAccessible('customer');
   });
 
@@ -152,8 +167,10 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await form.getByLabel('Points').fill('120');
     await form.getByLabel('Reason').fill('Goodwill: late parcel');
     await form.getByRole('button', { name: 'Adjust points' }).click();
-    await page.getByRole('cell', { name: 'Goodwill: late parcel' }).waitFor();
+    await page.getByRole('cell', { name: 'Goodwill: late parcel', exact: true }).waitFor();
     await expect.poll(() => balance().textContent()).toBe('520');
+    await page.getByRole('region', { name: 'Open lots' }).getByRole('row').filter({ hasText: 'Goodwill: late parcel' }).waitFor();
+    await expect.poll(() => expiries().getByRole('listitem').first().textContent()).toMatch(/^520 points on \d+ \w+ \d{4}$/);
     expect(await points.getAttribute('aria-invalid')).toBeNull();
     expect(await events('Goodwill: late parcel')).toHaveLength(1);
   });
@@ -173,7 +190,7 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
       submit.requestSubmit();
       submit.requestSubmit();
     });
-    await page.getByRole('cell', { name: 'Twice by mistake' }).waitFor();
+    await page.getByRole('cell', { name: 'Twice by mistake', exact: true }).waitFor();
     page.off('request', listen);
     expect(keys).toHaveLength(2);
     expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);

@@ -6,6 +6,7 @@ import { customerName, formatCredits, formatPoints, formatTime } from '../../lib
 import type { Customer } from '../customers/use-customers';
 import { AdjustPointsForm } from './adjust-points-form';
 import { EventsTable } from './events-table';
+import { UpcomingExpiries, WhyThisBalance } from './lots';
 import { RedemptionsTable } from './redemptions-table';
 import { useCustomer } from './use-customer';
 
@@ -27,7 +28,9 @@ export function CustomerPage({ identifier }: { identifier: string }) {
       <div className="cards">
         <Balances customer={c} />
         <Tier customer={c} />
+        <UpcomingExpiries identifier={identifier} />
       </div>
+      <WhyThisBalance identifier={identifier} />
       <AdjustPointsForm identifier={identifier} />
       <section aria-labelledby="events-heading">
         <h2 id="events-heading">Points events</h2>
