@@ -133,7 +133,9 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await page.getByLabel('Search customers').fill('ADA@example.com');
     await page.getByLabel('Search customers').press('Enter');
     // Ada is on the first page too: wait for Grace to go, which only the search's answer does.
-    await expect.poll(() => page.getByRole('link', { name: 'Grace Hopper' }).count()).toBe(0);
+    // The list loads afresh after an erasure: once it shows Ada, it is the answer after it.
+    await page.getByRole('link', { name: 'Ada Lovelace' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Grace Hopper' }).count()).toBe(0);
     await page.getByRole('cell', { name: 'ada@example.com' }).waitFor();
     await page.getByLabel('Search customers').fill('1002');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -239,6 +241,21 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await expectAccessible('customer-after-void');
   });
 
+  it("downloads the customer's JSON export after a confirmation", async () => {
+    await page.getByRole('button', { name: 'Export', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: "Export Ada Lovelace's data?" });
+    await dialog.waitFor();
+    await expectAccessible('export-confirmation');
+    const [download] = await Promise.all([page.waitForEvent('download'), dialog.getByRole('button', { name: 'Download export' }).click()]);
+    await dialog.waitFor({ state: 'hidden' });
+    expect(download.suggestedFilename()).toBe('customer-1001.json');
+    const file = JSON.parse(fs.readFileSync((await download.path())!, 'utf8'));
+    const api = (await t.request('GET', `${API}/customers/1001/export`)).json();
+    expect(file.data.customer).toEqual(api.data.customer);
+    expect(file.data.points_events).toEqual(api.data.points_events);
+    expect(file.data.points_events.map((e: { internal_note: string | null }) => e.internal_note)).toContain('Goodwill: late parcel');
+  });
+
   it('fits a 390 px wide screen: nothing wider than the window but the tables, which scroll', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
@@ -251,6 +268,22 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     await page.locator('figure[data-drawn]').nth(2).waitFor();
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await expectAccessible('overview-390px');
+  });
+
+  it('erases a customer after a confirmation, then shows the list with a message', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.evaluate("location.hash = '#/customers/1002'");
+    await page.getByRole('heading', { name: 'Grace Hopper', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Erase', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Erase Grace Hopper?' });
+    await dialog.getByRole('button', { name: 'Erase customer' }).click();
+    await page.getByRole('heading', { name: 'Customers', level: 1 }).waitFor();
+    await page.getByRole('status').filter({ hasText: 'Grace Hopper was erased' }).waitFor();
+    // The list loads afresh after an erasure: once it shows Ada, it is the answer after it.
+    await page.getByRole('link', { name: 'Ada Lovelace' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Grace Hopper' }).count()).toBe(0);
+    expect((await t.request('GET', `${API}/customers/1002`)).statusCode).toBe(404);
+    await expectAccessible('customers-after-erasure');
   });
 
   it('signs in from the URL `loyalty console-link` prints, and takes the token out of the address', async () => {

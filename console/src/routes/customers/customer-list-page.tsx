@@ -4,6 +4,7 @@ import { Pager } from '../../components/pager';
 import { ScrollTable, type Column } from '../../components/scroll-table';
 import { errorText } from '../../lib/errors';
 import { customerName, formatPoints } from '../../lib/format';
+import { takeNotice } from '../../lib/notice';
 import { customerHref } from '../../lib/router';
 import { useCustomers, type Customer, type CustomerQuery, type CustomerSort } from './use-customers';
 
@@ -17,6 +18,7 @@ const SORTS: { value: CustomerSort; label: string }[] = [
 export function CustomerListPage() {
   const [query, setQuery] = useState<CustomerQuery>({ search: '', sort: 'id', direction: 'asc', page: 1 });
   const [search, setSearch] = useState('');
+  const [notice] = useState(takeNotice);
   const customers = useCustomers(query);
   const change = (patch: Partial<CustomerQuery>) => setQuery((q) => ({ ...q, page: 1, ...patch }));
 
@@ -28,6 +30,7 @@ export function CustomerListPage() {
   return (
     <>
       <h1>Customers</h1>
+      {notice ? <p role="status">{notice}</p> : null}
       <form role="search" aria-label="Customers" className="toolbar" onSubmit={submit}>
         <label htmlFor="customer-search">Search customers</label>
         <input id="customer-search" type="search" placeholder="E-mail or remote_id" value={search} onChange={(e) => setSearch(e.target.value)} />
