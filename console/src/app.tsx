@@ -13,6 +13,7 @@ import { SignInPage } from './routes/sign-in/sign-in-page';
 interface Session {
   client: LoyaltyClient;
   shopName: string;
+  shop: unknown;
 }
 
 /** Checks a token by reading the shop; keeps it (this tab only) when the API takes it. */
@@ -20,7 +21,7 @@ async function signIn(token: string): Promise<Session> {
   const client = clientFor(token);
   const { data: shop } = await client.GET('/merchant_api/v1/shop');
   storeToken(token);
-  return { client, shopName: shop.name };
+  return { client, shopName: shop.name, shop };
 }
 
 export function App() {
@@ -32,7 +33,10 @@ export function App() {
   const attempt = async (token: string) => {
     setError(null);
     try {
-      setSession(await signIn(token));
+      const session = await signIn(token);
+      // The shop just read is the pages' too (the Overview's days are its time zone's): not read twice.
+      queries.setQueryData(['shop'], session.shop);
+      setSession(session);
     } catch (e) {
       forgetToken();
       setError(errorText(e));

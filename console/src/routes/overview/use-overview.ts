@@ -23,6 +23,8 @@ export function useOverview(days: Range) {
   const client = useClient();
   const shop = useQuery({
     queryKey: ['shop'],
+    // Read at sign-in; settings change seldom.
+    staleTime: Infinity,
     queryFn: async ({ signal }) => (await client.GET('/merchant_api/v1/shop', { signal })).data,
   });
   const timeZone = shop.data?.timezone;
