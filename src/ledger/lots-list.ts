@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
-import { registerCustomerList } from '../customers/sub-lists.js';
 import type { LotKind } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { ListQuery, paginate } from '../http/pagination.js';
@@ -10,9 +9,9 @@ import { creditsToNumber } from './balances.js';
 import { openLotsQuery, type OpenLotRow } from './lots-repository.js';
 import { ALL_SOURCES } from './schemas.js';
 
-// GET /customers/{customer_identifier}/lots: "why this balance" (docs/ledger.md). The open lots
-// of one customer, each with the event that granted it: what they hold adds up to the
-// available balance.
+// The list of GET /customers/{customer_identifier}/lots (read-routes.ts), "why this balance"
+// (docs/ledger.md): the open lots of one customer, each with the event that granted it, whose
+// remainders add up to the available balances.
 
 const KINDS = ['points', 'credits'] as const;
 
@@ -21,7 +20,7 @@ const LOT_FILTERS = { kind: Type.Optional(Type.Enum([...KINDS], { description: '
 /** Offset-mode sort: `expires_at` is the order deductions consume lots in (never-expiring last, then by id). */
 const SORTABLE = { expires_at: 'lots.expiry_key' } as const;
 
-const LotsQuery = ListQuery(Object.keys(SORTABLE), LOT_FILTERS);
+export const LotsQuery = ListQuery(Object.keys(SORTABLE), LOT_FILTERS);
 
 export const Lot = Type.Object(
   {
@@ -67,22 +66,9 @@ function lotJson(row: OpenLotRow): Static<typeof Lot> {
 const listSpec = { idColumn: 'lots.id', sortable: SORTABLE, toJson: (rows: OpenLotRow[]) => rows.map(lotJson) };
 
 /** One page of the customer's open lots, filtered by `kind`. */
-function lotsPage(request: FastifyRequest, customerRemoteId: number, now: number) {
+export function lotsPage(request: FastifyRequest, customerRemoteId: number, now: number) {
   const errors: ErrorDetail[] = [];
   const { kind } = readParams(queryParams(request), LOT_FILTERS, errors);
   assertParams(errors);
   return paginate(request.db, request, openLotsQuery(request.db, request.shop.id, customerRemoteId, now, kind as LotKind | undefined), listSpec);
-}
-
-/** GET /customers/{customer_identifier}/lots, among the customer's other lists. */
-export function registerLotsList(app: FastifyInstance): void {
-  registerCustomerList(app, {
-    path: 'lots',
-    tags: ['Points events'],
-    summary: "List a customer's open lots",
-    description: 'Why the balance is what it is: each open lot, its granting event and what remains. Sort expires_at: the order deductions use them.',
-    querystring: LotsQuery,
-    item: Lot,
-    page: (request, customerRemoteId) => lotsPage(request, customerRemoteId, app.clock()),
-  });
 }
