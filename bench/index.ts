@@ -7,10 +7,22 @@ import { redemptions } from './redemptions.js';
 import { workers } from './workers.js';
 import { storefront } from './storefront.js';
 import { reports } from './reports.js';
+import { consoleBench } from './console.js';
 
 import type { Benchmark } from './lib/benchmark.js';
 
 export type { Benchmark };
 
 // Each benchmark registers itself here.
-export const benchmarks: Record<string, Benchmark> = { history, ledger, lists, orders, overload, redemptions, workers, storefront, reports };
+export const benchmarks: Record<string, Benchmark> = {
+  history,
+  ledger,
+  lists,
+  orders,
+  overload,
+  redemptions,
+  workers,
+  storefront,
+  reports,
+  console: consoleBench,
+};

@@ -18,7 +18,7 @@ const SAMPLES = 100;
 type Dialect = 'sqlite' | 'postgres';
 
 /** `count` events: grants spread over the year before `now`, one in five a deduction of a few points at `now`. */
-async function postHistory(database: Database, shopId: number, count: number, now: number): Promise<void> {
+export async function postHistory(database: Database, shopId: number, count: number, now: number): Promise<void> {
   let seed = shopId;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let done = 0; done < count; done += POSTINGS_PER_TRANSACTION) {
@@ -47,7 +47,16 @@ async function postHistory(database: Database, shopId: number, count: number, no
   }
 }
 
-function median(ms: number[]): { median: number; p99: number } {
+/** `[sqlite|postgres]... [--events N]`: the databases to run on (both by default) and the big shop's events (1,000,000 by default). */
+export function benchArgs(args: string[]): { dialects: Dialect[]; events: number } {
+  const at = args.indexOf('--events');
+  const events = at >= 0 ? Number(args[at + 1]) : 1_000_000;
+  const named = args.filter((a, i) => !a.startsWith('--') && (at < 0 || i !== at + 1));
+  for (const dialect of named) if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
+  return { dialects: named.length > 0 ? (named as Dialect[]) : ['sqlite', 'postgres'], events };
+}
+
+export function median(ms: number[]): { median: number; p99: number } {
   const sorted = [...ms].sort((a, b) => a - b);
   return { median: sorted[Math.floor(sorted.length / 2)]!, p99: sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]! };
 }
@@ -108,12 +117,7 @@ async function runDialect(dialect: Dialect, big: number, small: number): Promise
 export const reports: Benchmark = {
   description: 'A year by day of the points report: a shop with 1,000,000 events against one with 10,000 [sqlite|postgres] [--events N]',
   async run(args) {
-    const at = args.indexOf('--events');
-    const big = at >= 0 ? Number(args[at + 1]) : 1_000_000;
-    const dialects = args.filter((a, i) => !a.startsWith('--') && (at < 0 || i !== at + 1));
-    for (const dialect of dialects.length > 0 ? dialects : ['sqlite', 'postgres']) {
-      if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
-      await runDialect(dialect, big, 10_000);
-    }
+    const { dialects, events } = benchArgs(args);
+    for (const dialect of dialects) await runDialect(dialect, events, 10_000);
   },
 };

@@ -543,6 +543,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchant_api/v1/customers/{customer_identifier}/lots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a customer's open lots
+         * @description Why the balance is what it is: each open lot, its granting event and what remains. Sort expires_at: the order deductions use them.
+         */
+        get: operations["getCustomersByCustomerIdentifierLots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merchant_api/v1/orders/{remote_id}/points_events": {
         parameters: {
             query?: never;
@@ -1944,6 +1964,32 @@ export interface components {
              * @example null
              */
             order_remote_id: number | null;
+        };
+        /**
+         * Lot
+         * @description An open lot: something left, not expired. The remainders of open lots add up to the available balances.
+         */
+        Lot: {
+            id: number;
+            /** @enum {unknown} */
+            kind: "points" | "credits";
+            /** @description What the grant put in: points, or store credit to the hundredth */
+            amount: number;
+            /** @description What is left of it now */
+            remaining: number;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The event that granted the lot */
+            points_event: {
+                id: number;
+                /** @enum {unknown} */
+                source: "manual" | "custom_action" | "visit_url" | "referral_complete" | "instagram_follow" | "tiktok_follow" | "facebook_like" | "facebook_share" | "twitter_follow" | "twitter_share" | "order" | "refund" | "signup" | "birthday" | "review" | "import" | "expiration" | "reversal" | "reward_redemption" | "subscription_billing";
+                /** Format: date-time */
+                applied_at: string;
+                internal_note: string | null;
+            };
         };
         /** Redemption */
         Redemption: {
@@ -4992,6 +5038,55 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PointsEventList"];
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getCustomersByCustomerIdentifierLots: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by (ties by ID) */
+                "sort[order_type]"?: "id" | "expires_at";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only lots of points, or of store credit */
+                kind?: "points" | "credits";
+            };
+            header?: never;
+            path: {
+                /** @description The customer's remote_id, or e-mail address (case-insensitive) */
+                customer_identifier: components["parameters"]["CustomerIdentifierInPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["Lot"][];
+                    };
+                };
+            };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];

@@ -7,11 +7,13 @@ import { useRoute } from './lib/router';
 import { clientFor, forgetToken, readToken, storeToken, takeTokenFromFragment } from './lib/session';
 import { CustomerPage } from './routes/customer/customer-page';
 import { CustomerListPage } from './routes/customers/customer-list-page';
+import { OverviewPage } from './routes/overview/overview-page';
 import { SignInPage } from './routes/sign-in/sign-in-page';
 
 interface Session {
   client: LoyaltyClient;
   shopName: string;
+  shop: unknown;
 }
 
 /** Checks a token by reading the shop; keeps it (this tab only) when the API takes it. */
@@ -19,7 +21,7 @@ async function signIn(token: string): Promise<Session> {
   const client = clientFor(token);
   const { data: shop } = await client.GET('/merchant_api/v1/shop');
   storeToken(token);
-  return { client, shopName: shop.name };
+  return { client, shopName: shop.name, shop };
 }
 
 export function App() {
@@ -31,7 +33,10 @@ export function App() {
   const attempt = async (token: string) => {
     setError(null);
     try {
-      setSession(await signIn(token));
+      const session = await signIn(token);
+      // The shop just read is the pages' too (the Overview's days are its time zone's): not read twice.
+      queries.setQueryData(['shop'], session.shop);
+      setSession(session);
     } catch (e) {
       forgetToken();
       setError(errorText(e));
@@ -67,6 +72,9 @@ function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => voi
       <header className="top">
         <span className="brand">{shopName}</span>
         <nav aria-label="Console">
+          <a href="#/" aria-current={route.page === 'overview' ? 'page' : undefined}>
+            Overview
+          </a>
           <a href="#/customers" aria-current={route.page === 'customers' ? 'page' : undefined}>
             Customers
           </a>
@@ -75,7 +83,11 @@ function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => voi
           Sign out
         </button>
       </header>
-      <main>{route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : <CustomerListPage />}</main>
+      <main>
+        {route.page === 'overview' ? <OverviewPage /> : null}
+        {route.page === 'customers' ? <CustomerListPage /> : null}
+        {route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : null}
+      </main>
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { perKey, type KeyColumn } from '../db/dialect.js';
 import type { DB, LotKind } from '../db/tables.js';
 
@@ -188,4 +188,50 @@ export async function expiredLots(db: DB, shopId: number, remoteId: number, kind
     expiresAt: Number(r.expires_at),
     eventId: Number(r.event_id),
   }));
+}
+
+/** A customer's open lot with the event that granted it, as the lots list reads it. */
+export interface OpenLotRow {
+  id: number;
+  kind: LotKind;
+  amount: number;
+  remaining: number;
+  expires_at: number | null;
+  created_at: number;
+  expiry_key: number;
+  event_id: number;
+  source: string;
+  applied_at: number;
+  internal_note: string | null;
+}
+
+/**
+ * The customer's open lots (something left, not expired by `now`: what the available balance
+ * is made of), each with its granting event, for a list page (http/pagination.ts adds the
+ * order and the page). `expiry_key` orders them as deductions consume them: earliest expiry
+ * first, never-expiring last. The lots are read off the points_lots_fifo index's customer prefix.
+ */
+export function openLotsQuery(db: DB, shopId: number, customerRemoteId: number, now: number, kind?: LotKind): SelectQueryBuilder<any, any, OpenLotRow> {
+  let lots = db
+    .selectFrom('points_lots')
+    .innerJoin('points_events', (j) => j.onRef('points_events.shop_id', '=', 'points_lots.shop_id').onRef('points_events.id', '=', 'points_lots.event_id'))
+    .select([
+      'points_lots.id',
+      'points_lots.kind',
+      'points_lots.amount',
+      'points_lots.remaining',
+      'points_lots.expires_at',
+      'points_lots.created_at',
+      sql<number>`coalesce(points_lots.expires_at, ${sql.raw(String(NEVER))})`.as('expiry_key'),
+      'points_lots.event_id',
+      'points_events.source',
+      'points_events.applied_at',
+      'points_events.internal_note',
+    ])
+    .where('points_lots.shop_id', '=', shopId)
+    .where('points_lots.customer_remote_id', '=', customerRemoteId)
+    .where(sql<boolean>`points_lots.remaining > 0 and coalesce(points_lots.expires_at, ${sql.raw(String(NEVER))}) > ${now}`);
+  if (kind !== undefined) lots = lots.where('points_lots.kind', '=', kind);
+  // A derived table, so that pagination orders and pages by expiry_key as by a column.
+  return db.selectFrom(lots.as('lots')).selectAll() as unknown as SelectQueryBuilder<any, any, OpenLotRow>;
 }

@@ -12,6 +12,7 @@ import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/sch
 import { eventJson } from './event-json.js';
 import { eventsQuery, findEvent, orderExists, type EventRow } from './events-repository.js';
 import { EVENT_FILTERS, parseEventFilters } from './filters.js';
+import { Lot, LotsQuery, lotsPage } from './lots-list.js';
 import { PointsEvent } from './schemas.js';
 
 const TAGS = ['Points events'];
@@ -85,6 +86,8 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
     },
   });
 
+  registerLotsList(app);
+
   const OrderParams = Type.Object({ remote_id: PathId("The order's remote_id", 5531) });
   app.get(
     '/orders/:remote_id/points_events',
@@ -106,4 +109,17 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
       return paginate(request.db, request, eventsQuery(request.db, request.shop.id, { ...filters, orderRemoteId: orderId! }), listSpec);
     },
   );
+}
+
+/** GET /customers/{customer_identifier}/lots, among the customer's other lists. */
+function registerLotsList(app: FastifyInstance): void {
+  registerCustomerList(app, {
+    path: 'lots',
+    tags: TAGS,
+    summary: "List a customer's open lots",
+    description: 'Why the balance is what it is: each open lot, its granting event and what remains. Sort expires_at: the order deductions use them.',
+    querystring: LotsQuery,
+    item: Lot,
+    page: (request, customerRemoteId) => lotsPage(request, customerRemoteId, app.clock()),
+  });
 }

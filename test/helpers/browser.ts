@@ -2,17 +2,15 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe } from 'vitest';
+import { BROWSER_CANDIDATES as CANDIDATES, BROWSER_PATH } from '../../bench/lib/browser.js';
 
-// A real browser for the user-interface tests: the machine's Chromium (Debian's `chromium`),
-// driven by playwright-core, which never downloads a browser of its own. Where none is
-// installed the tests say so and skip, unless LOYALTY_REQUIRE_BROWSER=1 (CI), where a missing
-// browser fails.
+// A real browser for the user-interface tests: the machine's Chromium (bench/lib/browser.ts).
+// Where none is installed the tests say so and skip, unless LOYALTY_REQUIRE_BROWSER=1 (CI),
+// where a missing browser fails.
 
-const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => Boolean(p));
-
-export const BROWSER_PATH: string | null = CANDIDATES.find((p) => fs.existsSync(p)) ?? null;
+export { BROWSER_PATH, launchBrowser } from '../../bench/lib/browser.js';
 const REQUIRED = process.env.LOYALTY_REQUIRE_BROWSER === '1';
 
 /** `describe`, or `describe.skip` with a line saying why when no browser is installed (a failure under LOYALTY_REQUIRE_BROWSER=1). */
@@ -24,13 +22,6 @@ export function describeInBrowser(name: string, body: () => void): void {
     return;
   }
   describe(name, body);
-}
-
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: BROWSER_PATH!,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
 }
 
 /** Where screenshots go: SCREENSHOT_DIR, else a temporary folder (printed either way). */

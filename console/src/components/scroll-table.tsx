@@ -3,6 +3,8 @@ import type { ReactNode } from 'react';
 export interface Column {
   label: string;
   numeric?: boolean;
+  /** A column the list sorts by: its header is a button, and says how the list is sorted now. */
+  sort?: { direction: 'ascending' | 'descending' | 'none'; onSort: () => void };
 }
 
 /**
@@ -16,8 +18,14 @@ export function ScrollTable({ label, columns, children }: { label: string; colum
         <thead>
           <tr>
             {columns.map((c) => (
-              <th key={c.label} scope="col" className={c.numeric ? 'number' : undefined}>
-                {c.label}
+              <th key={c.label} scope="col" className={c.numeric ? 'number' : undefined} aria-sort={c.sort?.direction}>
+                {c.sort ? (
+                  <button type="button" className="sort" onClick={c.sort.onSort}>
+                    {c.label}
+                  </button>
+                ) : (
+                  c.label
+                )}
               </th>
             ))}
           </tr>

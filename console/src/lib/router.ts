@@ -3,12 +3,13 @@ import { useEffect, useState } from 'react';
 // Routes live in the fragment (`#/customers/42`): the server serves one index.html for the
 // console whatever the route, and a reload keeps the page.
 
-export type Route = { page: 'customers' } | { page: 'customer'; identifier: string };
+export type Route = { page: 'overview' } | { page: 'customers' } | { page: 'customer'; identifier: string };
 
 export function parseRoute(hash: string): Route {
   const customer = /^#\/customers\/([^/]+)$/.exec(hash);
   if (customer?.[1]) return { page: 'customer', identifier: decodeURIComponent(customer[1]) };
-  return { page: 'customers' };
+  if (hash === '#/customers') return { page: 'customers' };
+  return { page: 'overview' };
 }
 
 export const customerHref = (identifier: string | number): string => `#/customers/${encodeURIComponent(String(identifier))}`;

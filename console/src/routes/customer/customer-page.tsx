@@ -5,7 +5,9 @@ import { errorText } from '../../lib/errors';
 import { customerName, formatCredits, formatPoints, formatTime } from '../../lib/format';
 import type { Customer } from '../customers/use-customers';
 import { AdjustPointsForm } from './adjust-points-form';
+import { CustomerData } from './customer-data';
 import { EventsTable } from './events-table';
+import { UpcomingExpiries, WhyThisBalance } from './lots';
 import { RedemptionsTable } from './redemptions-table';
 import { useCustomer } from './use-customer';
 
@@ -27,7 +29,9 @@ export function CustomerPage({ identifier }: { identifier: string }) {
       <div className="cards">
         <Balances customer={c} />
         <Tier customer={c} />
+        <UpcomingExpiries identifier={identifier} />
       </div>
+      <WhyThisBalance identifier={identifier} />
       <AdjustPointsForm identifier={identifier} />
       <section aria-labelledby="events-heading">
         <h2 id="events-heading">Points events</h2>
@@ -44,6 +48,7 @@ export function CustomerPage({ identifier }: { identifier: string }) {
         <ErrorAlert message={redemptions.error ? errorText(redemptions.error) : null} />
         {redemptions.data ? <RedemptionsTable identifier={identifier} redemptions={redemptions.data} /> : null}
       </section>
+      <CustomerData identifier={identifier} name={customerName(c)} remoteId={c.remote_id} />
     </>
   );
 }

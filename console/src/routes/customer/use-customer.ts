@@ -71,3 +71,27 @@ export function useCustomerActions(identifier: string) {
   });
   return { reverse, markUsed, voidRedemption, adjust };
 }
+
+export type Lot = components['schemas']['Lot'];
+
+/**
+ * The customer's open lots in the order deductions use them (earliest expiry first, never
+ * expiring last): one page of `perPage` from `page`.
+ */
+export function useLots(identifier: string, page: number, perPage: number) {
+  const client = useClient();
+  return useQuery({
+    queryKey: [...keyOf(identifier), 'lots', page, perPage],
+    placeholderData: keepPreviousData,
+    queryFn: async ({ signal }) => {
+      const lots = await client.GET('/merchant_api/v1/customers/{customer_identifier}/lots', {
+        params: {
+          path: { customer_identifier: identifier },
+          query: { 'pagination[page]': page, 'pagination[per_page]': perPage, 'sort[order_type]': 'expires_at', 'sort[order_direction]': 'asc' },
+        },
+        signal,
+      });
+      return { lots: lots.data, more: hasNext(lots.links) };
+    },
+  });
+}

@@ -4,20 +4,21 @@ import { Pager } from '../../components/pager';
 import { ScrollTable, type Column } from '../../components/scroll-table';
 import { errorText } from '../../lib/errors';
 import { customerName, formatPoints } from '../../lib/format';
+import { takeNotice } from '../../lib/notice';
 import { customerHref } from '../../lib/router';
 import { useCustomers, type Customer, type CustomerQuery, type CustomerSort } from './use-customers';
-
-const COLUMNS: Column[] = [{ label: 'Customer' }, { label: 'E-mail' }, { label: 'Remote ID' }, { label: 'Points', numeric: true }, { label: 'Tier' }];
 
 const SORTS: { value: CustomerSort; label: string }[] = [
   { value: 'id', label: 'Remote ID' },
   { value: 'created_at', label: 'Created' },
   { value: 'updated_at', label: 'Last changed' },
+  { value: 'points_balance', label: 'Points balance' },
 ];
 
 export function CustomerListPage() {
   const [query, setQuery] = useState<CustomerQuery>({ search: '', sort: 'id', direction: 'asc', page: 1 });
   const [search, setSearch] = useState('');
+  const [notice] = useState(takeNotice);
   const customers = useCustomers(query);
   const change = (patch: Partial<CustomerQuery>) => setQuery((q) => ({ ...q, page: 1, ...patch }));
 
@@ -29,6 +30,7 @@ export function CustomerListPage() {
   return (
     <>
       <h1>Customers</h1>
+      {notice ? <p role="status">{notice}</p> : null}
       <form role="search" aria-label="Customers" className="toolbar" onSubmit={submit}>
         <label htmlFor="customer-search">Search customers</label>
         <input id="customer-search" type="search" placeholder="E-mail or remote_id" value={search} onChange={(e) => setSearch(e.target.value)} />
@@ -50,16 +52,34 @@ export function CustomerListPage() {
         </select>
       </div>
       <ErrorAlert message={customers.error ? errorText(customers.error) : null} />
-      {customers.data ? <CustomerTable customers={customers.data.customers} /> : <p aria-live="polite">Loading customers…</p>}
+      {customers.data ? (
+        <CustomerTable customers={customers.data.customers} columns={columnsFor(query, change)} />
+      ) : (
+        <p aria-live="polite">Loading customers…</p>
+      )}
       <Pager label="Pages of customers" page={query.page} more={customers.data?.more ?? false} onPage={(page) => setQuery((q) => ({ ...q, page }))} />
     </>
   );
 }
 
-function CustomerTable({ customers }: { customers: Customer[] }) {
+/** The list's columns; "Points" sorts by balance (ascending first, then the other way). */
+function columnsFor(query: CustomerQuery, change: (patch: Partial<CustomerQuery>) => void): Column[] {
+  const byBalance = query.sort === 'points_balance';
+  const direction = byBalance ? (query.direction === 'asc' ? 'ascending' : 'descending') : 'none';
+  const onSort = () => change({ sort: 'points_balance', direction: byBalance && query.direction === 'asc' ? 'desc' : 'asc' });
+  return [
+    { label: 'Customer' },
+    { label: 'E-mail' },
+    { label: 'Remote ID' },
+    { label: 'Points', numeric: true, sort: { direction, onSort } },
+    { label: 'Tier' },
+  ];
+}
+
+function CustomerTable({ customers, columns }: { customers: Customer[]; columns: Column[] }) {
   if (customers.length === 0) return <p role="status">No customers found.</p>;
   return (
-    <ScrollTable label="Customers found" columns={COLUMNS}>
+    <ScrollTable label="Customers found" columns={columns}>
       {customers.map((c) => (
         <tr key={c.remote_id}>
           <td>

@@ -5,7 +5,7 @@ import { useClient } from '../../lib/api';
 
 export type Customer = components['schemas']['Customer'];
 /** What the API sorts customers by (offset mode). */
-export type CustomerSort = 'id' | 'created_at' | 'updated_at';
+export type CustomerSort = 'id' | 'created_at' | 'updated_at' | 'points_balance';
 
 export interface CustomerQuery {
   /** An e-mail address, a remote_id, or '' for every customer. */
