@@ -3,7 +3,9 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { ClientProvider } from './lib/api';
 import { errorText } from './lib/errors';
+import { isAreaRoute } from './lib/areas';
 import { useRoute } from './lib/router';
+import { AreaLinks, AreaPage } from './routes/area-page';
 import { clientFor, forgetToken, readToken, storeToken, takeTokenFromFragment } from './lib/session';
 import { CustomerPage } from './routes/customer/customer-page';
 import { CustomerListPage } from './routes/customers/customer-list-page';
@@ -70,12 +72,15 @@ function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => voi
           <a href="#/customers" aria-current={route.page === 'customers' ? 'page' : undefined}>
             Customers
           </a>
+          <AreaLinks page={route.page} />
         </nav>
         <button type="button" onClick={onSignOut}>
           Sign out
         </button>
       </header>
-      <main>{route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : <CustomerListPage />}</main>
+      <main>
+        {isAreaRoute(route) ? <AreaPage route={route} /> : route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : <CustomerListPage />}
+      </main>
     </>
   );
 }
