@@ -10,10 +10,14 @@ import { useState } from 'react';
 export type Row = { id: number } & Record<string, unknown>;
 export type Body = Record<string, unknown>;
 
+/** A page of a list; in cursor mode its links carry `next_since_id` (null on the last page). */
 export interface CursorPage<T> {
   data: T[];
-  links: { next_since_id: number | null };
+  links: object;
 }
+
+const nextSinceId = (links: object | undefined): number | null =>
+  links && 'next_since_id' in links && typeof links.next_since_id === 'number' ? links.next_since_id : null;
 
 type Loose = Record<'GET' | 'POST' | 'PATCH' | 'DELETE', (path: string, init?: object) => Promise<unknown>>;
 
@@ -42,7 +46,7 @@ export function useCursorList<T>(key: readonly unknown[], load: (since: number, 
   const [cursors, setCursors] = useState<number[]>([0]);
   const since = cursors[cursors.length - 1] ?? 0;
   const query = useQuery({ queryKey: [...key, 'since', since], placeholderData: keepPreviousData, queryFn: ({ signal }) => load(since, signal) });
-  const next = query.data?.links.next_since_id ?? null;
+  const next = nextSinceId(query.data?.links);
   const onPage = (page: number) =>
     setCursors((c) => {
       if (page <= c.length) return c.slice(0, Math.max(1, page));

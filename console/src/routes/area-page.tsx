@@ -2,6 +2,8 @@ import { RecordSection } from '../components/record-section';
 import { AREA_LINKS, PROGRAMME_SECTIONS, type AreaRoute, type ProgrammeSection } from '../lib/areas';
 import { earningRules, rewards, vipTiers } from './programme/kinds';
 import { ShopSettings } from './programme/shop-settings';
+import { DeliveriesPage } from './webhooks/deliveries-page';
+import { webhooks } from './webhooks/kinds';
 import './areas.css';
 
 /** The links of the console's navigation to these areas. */
@@ -17,6 +19,10 @@ export function AreaPage({ route }: { route: AreaRoute }) {
   switch (route.page) {
     case 'programme':
       return <ProgrammePage section={route.section} />;
+    case 'webhooks':
+      return <RecordSection kind={webhooks} />;
+    case 'webhook':
+      return <DeliveriesPage id={route.id} />;
     default:
       return null;
   }
