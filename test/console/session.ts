@@ -42,7 +42,15 @@ export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSe
       base,
       async open(hash, heading) {
         await page.evaluate(`window.location.hash = ${JSON.stringify(hash)}`);
-        await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+        await page
+          .getByRole('heading', { name: heading, level: 1 })
+          .waitFor({ timeout: 10_000 })
+          .catch(async (error: unknown) => {
+            // Say what the page shows instead: an error in words is quicker to read than a timeout.
+            throw new Error(`no heading ${JSON.stringify(heading)} at ${hash}; the page says: ${await page.evaluate<string>('document.body.innerText')}`, {
+              cause: error,
+            });
+          });
       },
       async expectAccessible(name) {
         expect(await seriousA11yViolations(page), `axe on ${name}`).toEqual([]);

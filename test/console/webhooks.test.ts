@@ -38,7 +38,9 @@ describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {
 
     await form.getByLabel('URL').fill('https://example.com/hooks/console');
     await form.getByRole('button', { name: 'Create webhook' }).click();
-    const secret = await form.getByRole('status').locator('code').textContent();
+    const created = form.getByRole('status').filter({ hasText: /^Webhook \d+ created/ });
+    await created.waitFor();
+    const secret = await created.locator('code').textContent();
     expect(secret).toMatch(/^whsec_/);
     await page.getByRole('cell', { name: 'https://example.com/hooks/console' }).waitFor();
     expect(await webhooks()).toMatchObject([{ topic: 'redemption.created', url: 'https://example.com/hooks/console' }]);
@@ -56,7 +58,10 @@ describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {
     expect((await webhooks())[0]).toMatchObject({ topic: 'customer.created' });
 
     await row.getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('dialog', { name: /^Delete webhook \d+\?$/ }).getByRole('button', { name: 'Delete webhook' }).click();
+    await page
+      .getByRole('dialog', { name: /^Delete webhook \d+\?$/ })
+      .getByRole('button', { name: 'Delete webhook' })
+      .click();
     await page.getByRole('status').filter({ hasText: 'No webhooks yet' }).waitFor();
     expect(await webhooks()).toEqual([]);
   });
@@ -94,7 +99,10 @@ describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {
     await s.expectAccessible('deliveries-failed');
 
     await row.getByRole('button', { name: 'Retry' }).click();
-    await page.getByRole('status').filter({ hasText: `Delivery ${failed} is pending again` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Delivery ${failed} is pending again` })
+      .waitFor();
     await page.getByRole('status').filter({ hasText: 'No failed deliveries.' }).waitFor();
     expect((await s.t.request('GET', `${API}/webhooks/${webhook.id}/deliveries`, { query: { status: 'pending' } })).json().data).toMatchObject([
       { id: failed, status: 'pending' },

@@ -2,6 +2,8 @@ import { RecordSection } from '../components/record-section';
 import { AREA_LINKS, PROGRAMME_SECTIONS, type AreaRoute, type ProgrammeSection } from '../lib/areas';
 import { earningRules, rewards, vipTiers } from './programme/kinds';
 import { ShopSettings } from './programme/shop-settings';
+import { referrals } from './referrals/kinds';
+import { storefrontKeys } from './storefront/kinds';
 import { DeliveriesPage } from './webhooks/deliveries-page';
 import { webhooks } from './webhooks/kinds';
 import './areas.css';
@@ -20,11 +22,13 @@ export function AreaPage({ route }: { route: AreaRoute }) {
     case 'programme':
       return <ProgrammePage section={route.section} />;
     case 'webhooks':
-      return <RecordSection kind={webhooks} />;
+      return <RecordSection key={route.page} kind={webhooks} />;
     case 'webhook':
       return <DeliveriesPage id={route.id} />;
-    default:
-      return null;
+    case 'referrals':
+      return <RecordSection key={route.page} kind={referrals} />;
+    case 'storefront-keys':
+      return <RecordSection key={route.page} kind={storefrontKeys} />;
   }
 }
 
