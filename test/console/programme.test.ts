@@ -12,11 +12,6 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
   let s: ConsoleSession;
   let page: Page;
   const list = async (path: string) => (await s.t.request('GET', `${API}/${path}`)).json().data as Record<string, unknown>[];
-  /** The invalid field's own error text, as a screen reader reads it with the field. */
-  const errorOf = async (field: ReturnType<Page['getByLabel']>) => {
-    await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
-    return page.locator(`[id="${await field.getAttribute('aria-describedby')}"]`).textContent();
-  };
 
   beforeAll(async () => {
     s = await openConsole();
@@ -34,7 +29,7 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await form.getByLabel('Kind').selectOption('order');
     await form.getByLabel('Unit amount').fill('1');
     await form.getByRole('button', { name: 'Create earning rule' }).click();
-    expect(await errorOf(form.getByLabel('Points per unit'))).toMatch(/points_per_unit is required/);
+    expect(await s.fieldError(form.getByLabel('Points per unit'))).toMatch(/points_per_unit is required/);
     await s.expectAccessible('earning-rule-error');
 
     await form.getByLabel('Points per unit').fill('2');
@@ -91,7 +86,7 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await form.getByLabel('Name').fill('Tote bag');
     await form.getByLabel('Points price').fill('abc');
     await form.getByRole('button', { name: 'Create reward' }).click();
-    expect(await errorOf(form.getByLabel('Points price'))).toMatch(/points_price/);
+    expect(await s.fieldError(form.getByLabel('Points price'))).toMatch(/points_price/);
     await form.getByLabel('Points price').fill('300');
     await form.getByLabel('Kind').selectOption('free_product');
     await form.getByLabel('Value').fill('12.50');
@@ -153,7 +148,7 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await form.getByLabel('Name').fill('Silver');
     await form.getByLabel('Points threshold').fill('1000');
     await form.getByRole('button', { name: 'Create VIP tier' }).click();
-    expect(await errorOf(form.getByLabel('Points threshold'))).toMatch(/points_threshold|threshold/i);
+    expect(await s.fieldError(form.getByLabel('Points threshold'))).toMatch(/points_threshold|threshold/i);
     await s.expectAccessible('vip-tiers');
 
     await page.getByRole('row').filter({ hasText: 'Gold' }).getByRole('button', { name: 'Edit' }).click();
@@ -170,7 +165,7 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     const form = page.getByRole('form', { name: 'Shop settings' });
     await form.getByLabel('Time zone').fill('Mars/Olympus');
     await form.getByRole('button', { name: 'Save settings' }).click();
-    expect(await errorOf(form.getByLabel('Time zone'))).toMatch(/IANA/);
+    expect(await s.fieldError(form.getByLabel('Time zone'))).toMatch(/IANA/);
     await form.getByLabel('Time zone').fill('Europe/Berlin');
     await form.getByLabel('Points expire after (days)').fill('365');
     await form.getByLabel('VIP tiers count points earned over').selectOption('calendar_year');

@@ -12,10 +12,6 @@ describeInBrowser(`the console's referrals and storefront keys pages (${TEST_DIA
   let s: ConsoleSession;
   let page: Page;
   const get = async (path: string) => (await s.t.request('GET', `${API}/${path}`)).json().data;
-  const errorOf = async (field: ReturnType<Page['getByLabel']>) => {
-    await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
-    return page.locator(`[id="${await field.getAttribute('aria-describedby')}"]`).textContent();
-  };
 
   beforeAll(async () => {
     s = await openConsole();
@@ -35,12 +31,12 @@ describeInBrowser(`the console's referrals and storefront keys pages (${TEST_DIA
     await form.getByLabel('Referrer').fill('999');
     await form.getByLabel("Friend's e-mail").fill('grace@example.com');
     await form.getByRole('button', { name: 'Create referral' }).click();
-    expect(await errorOf(form.getByLabel('Referrer'))).toMatch(/No customer/);
+    expect(await s.fieldError(form.getByLabel('Referrer'))).toMatch(/No customer/);
 
     await form.getByLabel('Referrer').fill('ada@example.com');
     await form.getByLabel("Friend's e-mail").fill('ADA@example.com');
     await form.getByRole('button', { name: 'Create referral' }).click();
-    expect(await errorOf(form.getByLabel("Friend's e-mail"))).toMatch(/own address/);
+    expect(await s.fieldError(form.getByLabel("Friend's e-mail"))).toMatch(/own address/);
     await s.expectAccessible('referral-error');
 
     await form.getByLabel("Friend's e-mail").fill('grace@example.com');
@@ -84,7 +80,7 @@ describeInBrowser(`the console's referrals and storefront keys pages (${TEST_DIA
     const form = page.getByRole('form', { name: 'New storefront key' });
     await form.getByLabel('Allowed origins').fill('https://shop.example, shop.example/path');
     await form.getByRole('button', { name: 'Create storefront key' }).click();
-    expect(await errorOf(form.getByLabel('Allowed origins'))).toMatch(/allowed_origins/);
+    expect(await s.fieldError(form.getByLabel('Allowed origins'))).toMatch(/allowed_origins/);
 
     await form.getByLabel('Allowed origins').fill('https://shop.example, https://www.shop.example');
     await form.getByRole('button', { name: 'Create storefront key' }).click();

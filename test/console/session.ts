@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { CONSOLE_DIR } from '../../src/console/routes.js';
 import { setup, type SetupOptions, type TestContext } from '../helpers/app.js';
@@ -16,6 +16,8 @@ export interface ConsoleSession {
   base: string;
   /** Goes to a console route (`#/programme/rewards`) and waits for its heading. */
   open(hash: string, heading: string): Promise<void>;
+  /** The API's error shown beside a field: the field is marked invalid and reads it out (aria-describedby). */
+  fieldError(field: Locator): Promise<string | null>;
   /** axe finds no serious or critical violation; a screenshot is kept. */
   expectAccessible(name: string): Promise<void>;
   /** Nothing but the tables is wider than a 390 px screen. */
@@ -51,6 +53,10 @@ export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSe
               cause: error,
             });
           });
+      },
+      async fieldError(field) {
+        await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
+        return page.locator(`[id="${await field.getAttribute('aria-describedby')}"]`).textContent();
       },
       async expectAccessible(name) {
         expect(await seriousA11yViolations(page), `axe on ${name}`).toEqual([]);

@@ -186,7 +186,8 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
     const ids = (await storedDeliveries(t, s.shop.id)).map((row) => ({ id: Number(row.id), status: row.status }));
     expect(ids.map((row) => row.status)).toEqual(['delivered', 'pending', 'delivered']);
     const of = (status: string) => ids.filter((row) => row.status === status).map((row) => row.id);
-    for (const mode of [{}, { 'pagination[limit]': '1' }, { 'pagination[per_page]': '1', 'pagination[page]': '2' }]) {
+    const modes: Record<string, string>[] = [{}, { 'pagination[limit]': '1' }, { 'pagination[per_page]': '1', 'pagination[page]': '2' }];
+    for (const mode of modes) {
       const delivered = await listDeliveries(s, s.webhook.id, { ...mode, status: 'delivered' });
       expect(delivered.data.map((d: { id: number }) => d.id)).toEqual(
         'pagination[page]' in mode ? of('delivered').slice(1) : 'pagination[limit]' in mode ? of('delivered').slice(0, 1) : of('delivered'),
