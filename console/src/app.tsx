@@ -6,6 +6,7 @@ import { errorText } from './lib/errors';
 import { isAreaRoute } from './lib/areas';
 import { useRoute } from './lib/router';
 import { AreaLinks, AreaPage } from './routes/area-page';
+import { useShopName } from './routes/programme/shop-settings';
 import { clientFor, forgetToken, readToken, storeToken, takeTokenFromFragment } from './lib/session';
 import { CustomerPage } from './routes/customer/customer-page';
 import { CustomerListPage } from './routes/customers/customer-list-page';
@@ -64,10 +65,11 @@ export function App() {
 
 function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => void }) {
   const route = useRoute();
+  const name = useShopName(shopName);
   return (
     <>
       <header className="top">
-        <span className="brand">{shopName}</span>
+        <span className="brand">{name}</span>
         <nav aria-label="Console">
           <a href="#/customers" aria-current={route.page === 'customers' ? 'page' : undefined}>
             Customers

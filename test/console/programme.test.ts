@@ -166,12 +166,16 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await form.getByLabel('Time zone').fill('Mars/Olympus');
     await form.getByRole('button', { name: 'Save settings' }).click();
     expect(await s.fieldError(form.getByLabel('Time zone'))).toMatch(/IANA/);
+    await form.getByLabel('Shop name').fill('Acme Coffee');
     await form.getByLabel('Time zone').fill('Europe/Berlin');
     await form.getByLabel('Points expire after (days)').fill('365');
     await form.getByLabel('VIP tiers count points earned over').selectOption('calendar_year');
     await form.getByRole('button', { name: 'Save settings' }).click();
     await form.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
+    // The console's header names the shop as saved.
+    await page.getByRole('banner').getByText('Acme Coffee', { exact: true }).waitFor();
     expect((await s.t.request('GET', `${API}/shop`)).json().data).toMatchObject({
+      name: 'Acme Coffee',
       timezone: 'Europe/Berlin',
       points_expiry_days: 365,
       vip_tier_window: 'calendar_year',

@@ -23,6 +23,13 @@ const FIELDS: FieldSpec[] = [
   { name: 'vip_tier_window', label: 'VIP tiers count points earned over', kind: 'select', options: TIER_WINDOWS },
 ];
 
+/** The shop's name as last read or saved here (the settings page keeps it), else the sign-in's. */
+export function useShopName(signedIn: string): string {
+  // Reads the cache only: the settings page is what fetches and updates it.
+  const shop = useQuery<{ name: string }>({ queryKey: ['shop'], enabled: false });
+  return shop.data?.name ?? signedIn;
+}
+
 /** The shop's settings: one form, sending only what changed. */
 export function ShopSettings() {
   const client = useClient();
