@@ -860,7 +860,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Every event queued for this webhook, newest last, with each attempt's status code and error. Delivered and failed deliveries are kept 30 days by default.
+         * @description Every event queued for this webhook, newest last, with each attempt's status code and error; `status` narrows to pending, delivered or failed ones. Delivered and failed deliveries are kept 30 days by default.
          */
         get: operations["getWebhooksByIdDeliveries"];
         put?: never;
@@ -5801,6 +5801,8 @@ export interface operations {
                 "sort[order_type]"?: "id";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only the deliveries in this status (failed: those to look at and retry) */
+                status?: "pending" | "delivered" | "failed";
             };
             header?: never;
             path: {

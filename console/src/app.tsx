@@ -3,7 +3,10 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { ClientProvider } from './lib/api';
 import { errorText } from './lib/errors';
+import { isAreaRoute } from './lib/areas';
 import { useRoute } from './lib/router';
+import { AreaLinks, AreaPage } from './routes/area-page';
+import { useShopName } from './routes/programme/shop-settings';
 import { clientFor, forgetToken, readToken, storeToken, takeTokenFromFragment } from './lib/session';
 import { CustomerPage } from './routes/customer/customer-page';
 import { CustomerListPage } from './routes/customers/customer-list-page';
@@ -67,10 +70,11 @@ export function App() {
 
 function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => void }) {
   const route = useRoute();
+  const name = useShopName(shopName);
   return (
     <>
       <header className="top">
-        <span className="brand">{shopName}</span>
+        <span className="brand">{name}</span>
         <nav aria-label="Console">
           <a href="#/" aria-current={route.page === 'overview' ? 'page' : undefined}>
             Overview
@@ -78,15 +82,22 @@ function Shell({ shopName, onSignOut }: { shopName: string; onSignOut: () => voi
           <a href="#/customers" aria-current={route.page === 'customers' ? 'page' : undefined}>
             Customers
           </a>
+          <AreaLinks page={route.page} />
         </nav>
         <button type="button" onClick={onSignOut}>
           Sign out
         </button>
       </header>
       <main>
-        {route.page === 'overview' ? <OverviewPage /> : null}
-        {route.page === 'customers' ? <CustomerListPage /> : null}
-        {route.page === 'customer' ? <CustomerPage identifier={route.identifier} /> : null}
+        {isAreaRoute(route) ? (
+          <AreaPage route={route} />
+        ) : route.page === 'customer' ? (
+          <CustomerPage identifier={route.identifier} />
+        ) : route.page === 'customers' ? (
+          <CustomerListPage />
+        ) : (
+          <OverviewPage />
+        )}
       </main>
     </>
   );

@@ -213,8 +213,9 @@ export async function settleDelivery(trx: DB, delivery: ClaimedDelivery, s: Sett
 }
 
 /** A webhook's deliveries, unordered: the list endpoint pages it. */
-export function deliveriesQuery(db: DB, shopId: number, webhookId: number) {
-  return db.selectFrom('webhook_deliveries').selectAll().where('shop_id', '=', shopId).where('webhook_id', '=', webhookId);
+export function deliveriesQuery(db: DB, shopId: number, webhookId: number, status?: DeliveryStatus) {
+  const query = db.selectFrom('webhook_deliveries').selectAll().where('shop_id', '=', shopId).where('webhook_id', '=', webhookId);
+  return status === undefined ? query : query.where('status', '=', status);
 }
 
 /** The attempts of these deliveries, by delivery, in order. */

@@ -1,9 +1,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
-import type { DB } from '../db/tables.js';
-import { notFound } from '../errors.js';
+import type { DB, DeliveryStatus } from '../db/tables.js';
+import { notFound, type ErrorDetail } from '../errors.js';
+import { assertParams, queryParams, readParams } from '../http/query.js';
 import { NoBody } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
@@ -11,7 +12,7 @@ import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/sch
 import { findRecord } from '../records/repository.js';
 import { webhooks } from '../records/resources/webhooks.js';
 import { attemptsOf, deliveriesQuery, requeueDelivery, type DeliveryRow } from './repository.js';
-import { deliveryJson, WebhookDelivery } from './schemas.js';
+import { DeliveryFilter, deliveryJson, WebhookDelivery } from './schemas.js';
 
 // What a merchant sees of deliveries: a webhook's deliveries with their attempts, and a
 // resend. The webhooks themselves are a record resource (records/resources/webhooks.ts).
@@ -40,6 +41,14 @@ async function deliveriesJson(db: DB, shopId: number, rows: DeliveryRow[]) {
   return rows.map((row) => deliveryJson(row, attempts.get(Number(row.id)) ?? []));
 }
 
+/** The deliveries list's `status` filter (undefined: every delivery); a bad value is a 400 naming it. */
+function deliveryStatusOf(request: FastifyRequest): DeliveryStatus | undefined {
+  const errors: ErrorDetail[] = [];
+  const { status } = readParams(queryParams(request), DeliveryFilter, errors);
+  assertParams(errors);
+  return status as DeliveryStatus | undefined;
+}
+
 export function registerWebhookRoutes(server: FastifyInstance): void {
   // Request types follow from each route's schemas.
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -50,16 +59,17 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
         tags: TAGS,
         summary: "List a webhook's deliveries",
         description:
-          "Every event queued for this webhook, newest last, with each attempt's status code and error. Delivered and failed deliveries are kept 30 days by default.",
+          "Every event queued for this webhook, newest last, with each attempt's status code and error; `status` narrows to pending, delivered or failed ones. " +
+          'Delivered and failed deliveries are kept 30 days by default.',
         params: WebhookParams,
-        querystring: ListQuery([]),
+        querystring: ListQuery([], DeliveryFilter),
         response: { 200: ListEnvelope(WebhookDelivery), ...errorResponses('list', { 404: notFoundError('webhook') }) },
       },
     },
     async (request) => {
       const shopId = request.shop.id;
       const webhookId = await webhookOf(request.db, shopId, request.params.id);
-      return paginate(request.db, request, deliveriesQuery(request.db, shopId, webhookId), {
+      return paginate(request.db, request, deliveriesQuery(request.db, shopId, webhookId, deliveryStatusOf(request)), {
         idColumn: 'id',
         sortable: {},
         toJson: (rows) => deliveriesJson(request.db, shopId, rows),

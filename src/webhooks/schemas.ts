@@ -1,12 +1,21 @@
 import { Type, type Static, type TLiteral } from 'typebox';
 import { isoTime } from '../clock.js';
 import { WEBHOOK_TOPICS, type WebhookTopic } from '../events/topics.js';
+import type { DeliveryStatus } from '../db/tables.js';
 import type { AttemptRow, DeliveryRow } from './repository.js';
 
 // The shapes of the webhook delivery endpoints: one schema per shape (type, serialisation, docs).
 
 /** One literal per topic, typed as a tuple: Static of a union over an array is never, over a tuple the topic names. */
 const topicLiterals = () => WEBHOOK_TOPICS.map((t) => Type.Literal(t)) as unknown as [TLiteral<WebhookTopic>];
+
+const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const satisfies readonly DeliveryStatus[];
+const deliveryStatuses = () => DELIVERY_STATUSES.map((s) => Type.Literal(s)) as unknown as [TLiteral<DeliveryStatus>];
+
+/** The deliveries list's filter: one status, or every delivery when absent. */
+export const DeliveryFilter = {
+  status: Type.Optional(Type.Union(deliveryStatuses(), { description: 'Only the deliveries in this status (failed: those to look at and retry)' })),
+};
 
 const time = (description: string) => Type.String({ format: 'date-time', description });
 const maybeTime = (description: string) => Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
@@ -45,7 +54,7 @@ export const WebhookDelivery = Type.Object(
     webhook_id: Type.Integer({ examples: [42] }),
     event_id: Type.String({ examples: ['evt_3kTq9VbX2mLw8pZr1a4c'] }),
     topic: Type.Union(topicLiterals()),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
+    status: Type.Union(deliveryStatuses(), {
       description: 'pending until the endpoint answers 2xx (delivered) or every retry has failed (failed, after about 3 days)',
     }),
     attempt_count: Type.Integer({ minimum: 0, examples: [2] }),

@@ -178,6 +178,28 @@ describe(`webhook delivery (${TEST_DIALECT})`, () => {
     }
   });
 
+  it('lists the deliveries of one status, in both pagination modes, and names a bad status', async () => {
+    const s = await shop();
+    await grantPoints(s, 3);
+    transport.script = [200, 500, 200];
+    await runJob(t, 'deliver-webhooks');
+    const ids = (await storedDeliveries(t, s.shop.id)).map((row) => ({ id: Number(row.id), status: row.status }));
+    expect(ids.map((row) => row.status)).toEqual(['delivered', 'pending', 'delivered']);
+    const of = (status: string) => ids.filter((row) => row.status === status).map((row) => row.id);
+    const modes: Record<string, string>[] = [{}, { 'pagination[limit]': '1' }, { 'pagination[per_page]': '1', 'pagination[page]': '2' }];
+    for (const mode of modes) {
+      const delivered = await listDeliveries(s, s.webhook.id, { ...mode, status: 'delivered' });
+      expect(delivered.data.map((d: { id: number }) => d.id)).toEqual(
+        'pagination[page]' in mode ? of('delivered').slice(1) : 'pagination[limit]' in mode ? of('delivered').slice(0, 1) : of('delivered'),
+      );
+    }
+    expect((await listDeliveries(s, s.webhook.id, { status: 'pending' })).data).toMatchObject([{ id: of('pending')[0], status: 'pending' }]);
+    expect((await listDeliveries(s, s.webhook.id, { status: 'failed' })).data).toEqual([]);
+    const bad = await t.request('GET', `${API}/webhooks/${s.webhook.id}/deliveries`, { token: s.token, query: { status: 'lost' } });
+    expect(bad.statusCode).toBe(400);
+    expect(errorOf(bad)).toMatchObject({ code: 'invalid_parameter', details: [{ param: 'status' }] });
+  });
+
   it('never sends a delivery twice when job runs race', async () => {
     const s = await shop();
     await grantPoints(s, 30);

@@ -1,11 +1,14 @@
 import { useEffect, useState } from 'react';
+import { parseAreaRoute, type AreaRoute } from './areas';
 
 // Routes live in the fragment (`#/customers/42`): the server serves one index.html for the
 // console whatever the route, and a reload keeps the page.
 
-export type Route = { page: 'overview' } | { page: 'customers' } | { page: 'customer'; identifier: string };
+export type Route = { page: 'overview' } | { page: 'customers' } | { page: 'customer'; identifier: string } | AreaRoute;
 
 export function parseRoute(hash: string): Route {
+  const area = parseAreaRoute(hash);
+  if (area) return area;
   const customer = /^#\/customers\/([^/]+)$/.exec(hash);
   if (customer?.[1]) return { page: 'customer', identifier: decodeURIComponent(customer[1]) };
   if (hash === '#/customers') return { page: 'customers' };

@@ -1,0 +1,160 @@
+import { LoyaltyApiError, newIdempotencyKey } from '@loyalty-api/client';
+import { useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { fieldErrors } from '../lib/errors';
+import type { Body, Row } from '../lib/records';
+import { ErrorAlert } from './alert';
+import { CheckboxField, SelectField } from './choice-field';
+import { Field } from './field';
+
+export type FormValues = Record<string, string | boolean>;
+
+/** A field of a record's form, as the API names it. */
+export interface FieldSpec {
+  name: string;
+  label: string;
+  kind: 'text' | 'integer' | 'decimal' | 'select' | 'checkbox' | 'list';
+  /** A select's values, with their words when the value alone says too little. */
+  options?: readonly (string | { value: string; label: string })[];
+  /** A blank field sends null (the API's "none"), where it would otherwise be left out. */
+  nullable?: boolean;
+  /** Whether the field applies to the values chosen so far (an order rule's fields); one that does not sends null or nothing. */
+  applies?: (values: FormValues) => boolean;
+  placeholder?: string;
+  /** Other params the API's errors name this field by (`referrer_remote_id` for "Referrer"). */
+  aliases?: string[];
+  initial?: string | boolean;
+}
+
+const shown = (value: unknown): string | boolean =>
+  typeof value === 'boolean' ? value : Array.isArray(value) ? value.join(', ') : value === null || value === undefined ? '' : String(value);
+
+export function initialValues(fields: readonly FieldSpec[], record?: Row): FormValues {
+  return Object.fromEntries(
+    fields.map((f) => {
+      const first = f.options?.[0];
+      const fallback = f.kind === 'checkbox' ? false : f.kind === 'select' && first !== undefined ? (typeof first === 'string' ? first : first.value) : '';
+      return [f.name, record && f.name in record ? shown(record[f.name]) : (f.initial ?? fallback)];
+    }),
+  );
+}
+
+/** What the person typed, as the API takes it; what is not a number goes as typed, and the API says what is wrong with it beside the field. */
+function valueOf(field: FieldSpec, value: string | boolean): unknown {
+  if (typeof value === 'boolean') return value;
+  const text = value.trim();
+  if (field.kind === 'list') return text.split(/[\s,]+/).filter(Boolean);
+  if (text === '') return field.nullable ? null : text;
+  if (field.kind === 'integer' && /^-?\d+$/.test(text)) return Number(text);
+  if (field.kind === 'decimal' && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+  return text;
+}
+
+/** The body of a create (every field filled in) or of an update (only what changed since `before`). */
+export function bodyOf(fields: readonly FieldSpec[], values: FormValues, before?: FormValues): Body {
+  const body: Body = {};
+  for (const f of fields) {
+    const value = values[f.name] ?? '';
+    const applies = f.applies?.(values) ?? true;
+    if (before) {
+      if (!applies) {
+        if (f.nullable && before[f.name] !== '') body[f.name] = null;
+      } else if (value !== before[f.name]) body[f.name] = valueOf(f, value);
+    } else if (applies && value !== '') body[f.name] = valueOf(f, value);
+  }
+  return body;
+}
+
+interface RecordFormProps {
+  /** The form's name ("New reward"). */
+  label: string;
+  fields: readonly FieldSpec[];
+  /** The record being edited: the form then sends only what changed. */
+  record?: Row | undefined;
+  submitLabel: string;
+  /** Sends the body with the form's Idempotency-Key; answers what to say once it is done. */
+  onSubmit: (body: Body, key: string) => Promise<ReactNode>;
+}
+
+/**
+ * A record's form: the API's validation errors beside the fields they name, the rest above the
+ * button. One Idempotency-Key per filled-in form: sent twice, it makes one record; the key
+ * changes once the write is done.
+ */
+export function RecordForm({ label, fields, record, submitLabel, onSubmit }: RecordFormProps) {
+  const [values, setValues] = useState(() => initialValues(fields, record));
+  const [before, setBefore] = useState(() => (record ? initialValues(fields, record) : undefined));
+  const key = useRef(newIdempotencyKey());
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<ReactNode>(null);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    setDone(null);
+    const body = bodyOf(fields, values, before);
+    if (before && Object.keys(body).length === 0) return setDone('Nothing changed.');
+    try {
+      const said = await onSubmit(body, key.current);
+      key.current = newIdempotencyKey();
+      if (before) setBefore(values);
+      else setValues(initialValues(fields));
+      setDone(said);
+    } catch (e) {
+      // The same form sent again while its first send runs: that first send answers for both.
+      if (e instanceof LoyaltyApiError && e.code === 'idempotency_key_in_use') return;
+      setError(e);
+    }
+  };
+
+  const aliases = Object.fromEntries(fields.flatMap((f) => (f.aliases ?? []).map((a) => [a, f.name])));
+  const errors = fieldErrors(
+    error,
+    fields.map((f) => f.name),
+    aliases,
+  );
+  const set = (name: string, value: string | boolean) => setValues((v) => ({ ...v, [name]: value }));
+  return (
+    <form aria-label={label} className="record-form" onSubmit={(e) => void submit(e)} noValidate>
+      <div className="form-grid">
+        {fields
+          .filter((f) => f.applies?.(values) ?? true)
+          .map((f) => (
+            <FormField key={f.name} field={f} value={values[f.name] ?? ''} error={errors.byField[f.name]} onChange={(v) => set(f.name, v)} />
+          ))}
+      </div>
+      <ErrorAlert message={errors.rest} />
+      <button type="submit">{submitLabel}</button>
+      {done ? <div role="status">{done}</div> : null}
+    </form>
+  );
+}
+
+function FormField({
+  field: f,
+  value,
+  error,
+  onChange,
+}: {
+  field: FieldSpec;
+  value: string | boolean;
+  error: string | undefined;
+  onChange: (v: string | boolean) => void;
+}) {
+  if (f.kind === 'checkbox') return <CheckboxField label={f.label} checked={value === true} onChange={onChange} error={error} />;
+  if (f.kind === 'select') {
+    const options = (f.options ?? []).map((o) => (typeof o === 'string' ? { value: o, label: o } : o));
+    return <SelectField label={f.label} options={options} value={String(value)} onChange={(e) => onChange(e.target.value)} error={error} />;
+  }
+  return (
+    <Field
+      label={f.label}
+      name={f.name}
+      autoComplete="off"
+      inputMode={f.kind === 'integer' ? 'numeric' : f.kind === 'decimal' ? 'decimal' : undefined}
+      placeholder={f.placeholder}
+      value={String(value)}
+      onChange={(e) => onChange(e.target.value)}
+      error={error}
+    />
+  );
+}

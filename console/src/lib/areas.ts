@@ -1,0 +1,47 @@
+// The routes of the programme's pages, webhooks, referrals and storefront keys (`#/programme/rewards`,
+// `#/webhooks/3`), parsed apart from the customers' so each area keeps its own file.
+
+export const PROGRAMME_SECTIONS = [
+  { slug: 'earning-rules', label: 'Earning rules' },
+  { slug: 'rewards', label: 'Rewards' },
+  { slug: 'vip-tiers', label: 'VIP tiers' },
+  { slug: 'settings', label: 'Shop settings' },
+] as const;
+
+export type ProgrammeSection = (typeof PROGRAMME_SECTIONS)[number]['slug'];
+
+export type AreaRoute =
+  | { page: 'programme'; section: ProgrammeSection }
+  | { page: 'webhooks' }
+  | { page: 'webhook'; id: number }
+  | { page: 'referrals' }
+  | { page: 'storefront-keys' };
+
+const AREA_PAGES: readonly string[] = ['programme', 'webhooks', 'webhook', 'referrals', 'storefront-keys'] satisfies AreaRoute['page'][];
+
+export const isAreaRoute = (route: { page: string }): route is AreaRoute => AREA_PAGES.includes(route.page);
+
+/** The area a fragment names, or null when it names none of these. */
+export function parseAreaRoute(hash: string): AreaRoute | null {
+  const programme = /^#\/programme(?:\/([a-z-]+))?$/.exec(hash);
+  if (programme) {
+    const section = PROGRAMME_SECTIONS.find((s) => s.slug === programme[1])?.slug ?? 'earning-rules';
+    return { page: 'programme', section };
+  }
+  const webhook = /^#\/webhooks\/(\d+)$/.exec(hash);
+  if (webhook?.[1]) return { page: 'webhook', id: Number(webhook[1]) };
+  if (hash === '#/webhooks') return { page: 'webhooks' };
+  if (hash === '#/referrals') return { page: 'referrals' };
+  if (hash === '#/storefront-keys') return { page: 'storefront-keys' };
+  return null;
+}
+
+/** The console's navigation to these areas: label, address, and the pages it is current on. */
+export const AREA_LINKS = [
+  { label: 'Programme', href: '#/programme', pages: ['programme'] },
+  { label: 'Webhooks', href: '#/webhooks', pages: ['webhooks', 'webhook'] },
+  { label: 'Referrals', href: '#/referrals', pages: ['referrals'] },
+  { label: 'Storefront keys', href: '#/storefront-keys', pages: ['storefront-keys'] },
+] as const;
+
+export const webhookHref = (id: number): string => `#/webhooks/${id}`;
