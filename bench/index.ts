@@ -1,4 +1,5 @@
 import { history } from './history.js';
+import { imports } from './imports.js';
 import { ledger } from './ledger.js';
 import { lists } from './lists.js';
 import { orders } from './orders.js';
@@ -16,6 +17,7 @@ export type { Benchmark };
 // Each benchmark registers itself here.
 export const benchmarks: Record<string, Benchmark> = {
   history,
+  import: imports,
   ledger,
   lists,
   orders,

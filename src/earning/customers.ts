@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { generateCode } from '../core/codes.js';
+import { generateCode, generateCodes } from '../core/codes.js';
 import { emailsOf } from '../customers/repository.js';
 import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
@@ -40,7 +40,8 @@ async function retierNew(trx: DB, shopId: number, remoteIds: readonly number[], 
 async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly number[]): Promise<void> {
   for (let i = 0; i < remoteIds.length; i += 500) {
     const ids = remoteIds.slice(i, i + 500);
-    const codes = new Map(ids.map((id) => [id, generateCode()]));
+    const drawn = generateCodes(ids.length);
+    const codes = new Map(ids.map((id, k) => [id, drawn[k]!]));
     for (;;) {
       const taken = await trx
         .selectFrom('customers')
@@ -134,8 +135,9 @@ export async function customersWritten(
       created.map((w) => w.remoteId),
       now,
     );
-  // The next birthday grant: scheduled when a birthday is set or changed, cleared when removed.
-  const changed = writes.filter((w) => w.birthdayBefore !== w.birthday);
+  // The next birthday grant: scheduled when a birthday is set or changed, cleared when removed
+  // (a new customer without a birthday has none scheduled: nothing to write).
+  const changed = writes.filter((w) => (w.birthdayBefore ?? null) !== w.birthday);
   if (changed.length === 0) return;
   const granted = new Map<number, number | null>();
   const ids = changed.filter((w) => !w.created).map((w) => w.remoteId);
