@@ -21,9 +21,12 @@ export const BALANCE_COLUMNS = [
   'next_expiry_at',
   'next_expiry_points',
   'next_expiry_credits',
+  'points_active_at',
 ] as const;
 
-export type StoredColumns = { [K in (typeof BALANCE_COLUMNS)[number]]: K extends 'next_expiry_at' | 'vip_tier_id' ? number | null : number };
+export type StoredColumns = {
+  [K in (typeof BALANCE_COLUMNS)[number]]: K extends 'next_expiry_at' | 'vip_tier_id' | 'points_active_at' ? number | null : number;
+};
 
 /** A customer's ledger as it stands at one instant. */
 export interface Balances {
@@ -42,6 +45,8 @@ export interface Balances {
   tierId: number | null;
   /** The earliest expiry after now, and what expires then. */
   nextExpiry: NextExpiry | null;
+  /** The last posting's time (the inactivity clock: expiry.ts); null once written off for inactivity, or never posted to. */
+  activeAt: number | null;
   /** As stored: what the lots hold, expired ones not yet written off included. */
   stored: { points: number; credits: number; nextExpiry: NextExpiry | null };
 }
@@ -56,6 +61,7 @@ export const NO_BALANCES: Readonly<Balances> = Object.freeze({
   windowFrom: 0,
   tierId: null,
   nextExpiry: null,
+  activeAt: null,
   stored: { points: 0, credits: 0, nextExpiry: null },
 });
 
@@ -79,6 +85,7 @@ function fromStored(row: StoredColumns): Balances {
     windowFrom: Number(row.tier_window_from),
     tierId: row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id),
     nextExpiry,
+    activeAt: row.points_active_at === null || row.points_active_at === undefined ? null : Number(row.points_active_at),
     stored: { points, credits, nextExpiry },
   };
 }
