@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { lockedRows, perKey } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
+import { getShop } from '../shops/repository.js';
+import { inactivityDue, mayBeDue } from './inactivity.js';
 import { CUSTOMER, expiredSumSql, nextExpiryAmountSql, nextExpirySql, toNextExpiry, type NextExpiry } from './lots-repository.js';
 
 // A customer's balances, stored on the customer row and changed in the transaction of every
@@ -130,7 +132,18 @@ async function corrected(db: DB, shopId: number, remoteIds: readonly number[], n
 export async function balancesAt(db: DB, shopId: number, rows: readonly (StoredColumns & { remote_id: number })[], now: number): Promise<Balances[]> {
   const stale = rows.filter((row) => isStale(row, now)).map((row) => Number(row.remote_id));
   const fixed = stale.length === 0 ? null : await corrected(db, shopId, stale, now);
-  return rows.map((row) => fixed?.get(Number(row.remote_id)) ?? fromStored(row));
+  const out = rows.map((row) => fixed?.get(Number(row.remote_id)) ?? fromStored(row));
+  return out.some((b) => mayBeDue(b.activeAt, now)) ? withoutInactive(db, shopId, out, now) : out;
+}
+
+/**
+ * In inactivity mode, a balance that fell due is nothing from that instant on, whether or not
+ * the sweep has written it off yet (expiry.ts). Read only when a customer was idle for a day.
+ */
+async function withoutInactive(db: DB, shopId: number, balances: Balances[], now: number): Promise<Balances[]> {
+  const shop = await getShop(db, shopId);
+  if (shop === undefined) return balances;
+  return balances.map((b) => ((inactivityDue(shop, b.activeAt) ?? Infinity) <= now ? { ...b, points: 0, credits: 0, nextExpiry: null } : b));
 }
 
 /**

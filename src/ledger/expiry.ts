@@ -6,9 +6,10 @@ import type { WebhookTopic } from '../events/topics.js';
 import { lockBalances, type Balances } from './balances.js';
 import { eventJson } from './event-json.js';
 import { DAY_MS } from '../clock.js';
-import { getShop, listShops, type Shop } from '../shops/repository.js';
+import { getShop, listShops } from '../shops/repository.js';
 import { customersActiveBy } from './expiry-repository.js';
 import { NEVER } from './lot-queue.js';
+import { inactivityDue, mayBeDue, type InactivityShop } from './inactivity.js';
 import { customersWithExpiredLots, expiredLots, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
 import { EXPIRATION_SOURCE } from './schemas.js';
 import { totalsWrites } from './totals.js';
@@ -81,7 +82,8 @@ async function writeOff(
 
   const touched = [...customers.keys()];
   /** The points or credits written off a customer. */
-  const written = (remoteId: number, kind: LotKind) => lots.reduce((sum, l) => (l.customerRemoteId === remoteId && l.kind === kind ? sum + l.remaining : sum), 0);
+  const written = (remoteId: number, kind: LotKind) =>
+    lots.reduce((sum, l) => (l.customerRemoteId === remoteId && l.kind === kind ? sum + l.remaining : sum), 0);
   const next = await nextExpiries(trx, shopId, touched, Number.MIN_SAFE_INTEGER);
   await updateRows(
     trx,
@@ -170,19 +172,8 @@ export async function sweepExpiredLots(db: DB, now: number, budget = LOTS_PER_TR
   }
 }
 
-// Inactivity mode (docs/ledger.md, "Expiry modes"): a customer's whole available balance
-// expires points_inactivity_days after their last posting (customers.points_active_at, kept by
-// the writer), and never before a full period after the mode was switched on. Since the period
-// is the shop's, the customers_points_active index is the order in which balances fall due.
-
-/** The shop's inactivity expiry: mode, period and since when it holds. */
-export type InactivityShop = Pick<Shop, 'points_expiry_mode' | 'points_inactivity_days' | 'points_inactivity_since'>;
-
-/** When a customer last active at `activeAt` has their balance expire, or null when it never does. */
-export function inactivityDue(shop: InactivityShop, activeAt: number | null): number | null {
-  if (shop.points_expiry_mode !== 'inactivity' || shop.points_inactivity_days === null || activeAt === null) return null;
-  return Math.max(activeAt, shop.points_inactivity_since ?? 0) + shop.points_inactivity_days * DAY_MS;
-}
+// Inactivity mode: see inactivity.ts. Since the period is the shop's, the customers_points_active
+// index is the order in which balances fall due.
 
 /** Customers per look-up of due balances. */
 const DUE_CUSTOMERS = 100;
@@ -208,18 +199,14 @@ export async function expireInactive(
   for (const [remoteId, balance] of balances) {
     const due = inactivityDue(shop, balance.activeAt);
     if (due === null || due > now || offs.length >= budget) continue;
-    let { points, credits } = balance;
+    // The available balance is nothing from the instant it fell due (balances.ts), as the events show.
+    const { points, credits } = balance;
     let finished = true;
     for (const kind of ['points', 'credits'] as LotKind[]) {
       const room = budget - offs.length;
       const lots = room > 0 ? await expiredLots(trx, shopId, remoteId, kind, NEVER, room) : [];
       if (lots.length === room) finished = false;
-      for (const lot of lots) {
-        // A lot that had expired already is out of the available balance.
-        if (lot.expiresAt > now && kind === 'points') points -= lot.remaining;
-        if (lot.expiresAt > now && kind === 'credits') credits -= lot.remaining;
-        offs.push({ lot, at: Math.min(lot.expiresAt, due), points, credits });
-      }
+      for (const lot of lots) offs.push({ lot, at: Math.min(lot.expiresAt, due), points, credits });
     }
     customers.set(remoteId, finished ? null : balance.activeAt);
   }
@@ -261,7 +248,7 @@ export async function sweepInactiveBalances(db: DB, now: number, budget = LOTS_P
  * Returns whether anything was written (then the balances must be read again).
  */
 export async function expireDueBeforePosting(trx: DB, shopId: number, balances: ReadonlyMap<number, Balances>, now: number): Promise<boolean> {
-  const idle = [...balances].filter(([, b]) => b.activeAt !== null && b.activeAt <= now - DAY_MS).map(([id]) => id);
+  const idle = [...balances].filter(([, b]) => mayBeDue(b.activeAt, now)).map(([id]) => id);
   if (idle.length === 0) return false;
   const shop = await getShop(trx, shopId);
   const due = shop === undefined ? [] : idle.filter((id) => (inactivityDue(shop, balances.get(id)!.activeAt) ?? Infinity) <= now);

@@ -38,7 +38,9 @@ describe(`expiry modes: inactivity (${TEST_DIALECT})`, () => {
     const missing = await t.request('PATCH', `${API}/shop`, { body: { points_expiry_mode: 'inactivity' } });
     expect(missing.statusCode).toBe(422);
     expect(errorOf(missing).details).toEqual([expect.objectContaining({ param: 'points_inactivity_days', code: 'required_for_inactivity' })]);
-    const bad = await t.request('PATCH', `${API}/shop`, { body: { points_expiry_mode: 'inactivity', points_inactivity_days: 30, expiry_reminder_days: [7, 30, 7] } });
+    const bad = await t.request('PATCH', `${API}/shop`, {
+      body: { points_expiry_mode: 'inactivity', points_inactivity_days: 30, expiry_reminder_days: [7, 30, 7] },
+    });
     expect(bad.statusCode).toBe(422);
     expect(errorOf(bad).details!.map((d) => [d.param, d.code])).toEqual([
       ['expiry_reminder_days', 'duplicate_value'],
@@ -61,7 +63,11 @@ describe(`expiry modes: inactivity (${TEST_DIALECT})`, () => {
     switchedAt = t.clock.now;
     const res = await t.request('PATCH', `${API}/shop`, { body: { points_expiry_mode: 'inactivity', points_inactivity_days: 30 } });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().data).toMatchObject({ points_expiry_mode: 'inactivity', points_inactivity_days: 30, points_inactivity_since: new Date(switchedAt).toISOString() });
+    expect(res.json().data).toMatchObject({
+      points_expiry_mode: 'inactivity',
+      points_inactivity_days: 30,
+      points_inactivity_since: new Date(switchedAt).toISOString(),
+    });
     t.clock.now = switchedAt + PERIOD - 1;
     expect(await runJob(t, 'expire-inactive-balances')).toBe(0);
     expect((await balanceOf(t, 1)).points).toBe(100);
@@ -81,6 +87,8 @@ describe(`expiry modes: inactivity (${TEST_DIALECT})`, () => {
     expect(await runJob(t, 'expire-inactive-balances')).toBe(0);
     expect(await balanceOf(t, 2)).toEqual({ points: 40, credits: 2.5 });
     t.clock.now = start + PERIOD;
+    // Nothing is available from that instant on, before the sweep writes it off.
+    expect(await balanceOf(t, 2)).toEqual({ points: 0, credits: 0 });
     expect(await runJob(t, 'expire-inactive-balances')).toBe(2);
     expect(await balanceOf(t, 2)).toEqual({ points: 0, credits: 0 });
     await expectConsistentLedger(t);
