@@ -2,7 +2,7 @@ import { DAY_MS, isoTime } from '../clock.js';
 import { lockedRows, transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { findCustomers } from '../customers/repository.js';
-import { enqueueEvents } from '../events/outbox.js';
+import { enqueueEvents, wantsTopics } from '../events/outbox.js';
 import { listShops, type Shop } from '../shops/repository.js';
 import { creditsToNumber } from './balances.js';
 import { customersByTime, type DueCustomer, type TimeCursor } from './expiry-repository.js';
@@ -42,7 +42,13 @@ async function cursorOf(trx: DB, shop: Shop, daysBefore: number, now: number): P
 }
 
 /** The customers a reminder finds after the cursor, each with the expiry instant it is for (null: none to remind of). */
-async function dueAfter(trx: DB, shop: Shop, daysBefore: number, after: TimeCursor, now: number): Promise<{ found: DueCustomer[]; expiries: (number | null)[] }> {
+async function dueAfter(
+  trx: DB,
+  shop: Shop,
+  daysBefore: number,
+  after: TimeCursor,
+  now: number,
+): Promise<{ found: DueCustomer[]; expiries: (number | null)[] }> {
   if (shop.points_expiry_mode === 'per_lot') {
     const found = await customersByTime(trx, shop.id, 'next_expiry_at', after, now + DAYS(daysBefore), REMINDERS_PER_TRANSACTION);
     return { found, expiries: found.map((c) => (c.at > now ? c.at : null)) };
@@ -69,6 +75,8 @@ export async function remindBatch(trx: DB, shop: Shop, daysBefore: number, now: 
     .where('shop_id', '=', shop.id)
     .where('days_before', '=', daysBefore)
     .execute();
+  // Nobody listens: the cursor moves on and nothing is kept.
+  if (!(await wantsTopics(trx, shop.id, ['points.expiring']))) return found.length;
   const wanted = found.flatMap((c, i) => (expiries[i] !== null && (c.points > 0 || c.credits > 0) ? [{ ...c, expiresAt: expiries[i]! }] : []));
   if (wanted.length === 0) return found.length;
   const claimed = await trx
@@ -84,7 +92,11 @@ export async function remindBatch(trx: DB, shop: Shop, daysBefore: number, now: 
     shop.id,
     'points.expiring',
     async () => {
-      const emails = await findCustomers(trx, shop.id, sent.map((c) => String(c.id)));
+      const emails = await findCustomers(
+        trx,
+        shop.id,
+        sent.map((c) => String(c.id)),
+      );
       return sent.map((c) => ({
         customer: { remote_id: String(c.id), email: emails.get(String(c.id))?.email ?? null },
         points: c.points,
