@@ -130,7 +130,13 @@ async function inactivityCost(database: Database, shopId: number, now: number, s
     .where('id', '=', shopId)
     .execute();
   const perCustomer = async (from: number, to: number) => {
-    await database.db.updateTable('customers').set({ points_active_at: idle }).where('shop_id', '=', shopId).where('remote_id', '>=', from).where('remote_id', '<=', to).execute();
+    await database.db
+      .updateTable('customers')
+      .set({ points_active_at: idle })
+      .where('shop_id', '=', shopId)
+      .where('remote_id', '>=', from)
+      .where('remote_id', '<=', to)
+      .execute();
     const started = performance.now();
     await sweepInactiveBalances(database.db, now);
     return (performance.now() - started) / (to - from + 1);

@@ -30,7 +30,8 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   const announced = writes && (await wantsTopics(trx, shopId, ['points_event.created']));
   const from = writes && changesEarned(postings) ? await earnedWindowFrom(trx, shopId, now) : 0;
   let balances = await lockPosting(trx, shopId, postings, now, options);
-  if (writes && (await expireDueBeforePosting(trx, shopId, balances, now))) balances = await lockPosting(trx, shopId, postings, now, { ...options, locked: undefined });
+  if (writes && (await expireDueBeforePosting(trx, shopId, balances, now)))
+    balances = await lockPosting(trx, shopId, postings, now, { ...options, locked: undefined });
   const input: PlanInput = { now, postings, balances, lots: null, window: { from, earnedSince: new Map() }, pending: options.pending };
   // Only deductions can fail; judged first, so that a failing batch reads no lots.
   if (!writes || postings.some((p) => p.entry.points < 0 || p.entry.credits < 0)) {

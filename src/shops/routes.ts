@@ -54,7 +54,12 @@ export const ShopUpdate = Type.Object(
 
 export function shopJson(shop: ShopRow): Static<typeof Shop> {
   const since = shop.points_inactivity_since;
-  return { ...shop, points_inactivity_since: since === null ? null : isoTime(since), created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
+  return {
+    ...shop,
+    points_inactivity_since: since === null ? null : isoTime(since),
+    created_at: isoTime(shop.created_at),
+    updated_at: isoTime(shop.updated_at),
+  };
 }
 
 export function registerShopRoutes(server: FastifyInstance): void {
