@@ -73,6 +73,10 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
       points_pending_days: 0,
       vip_tier_window: 'lifetime',
       timezone: 'UTC',
+      points_expiry_mode: 'per_lot',
+      points_inactivity_days: null,
+      points_inactivity_since: null,
+      expiry_reminder_days: [],
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
     });
