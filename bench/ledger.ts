@@ -6,6 +6,8 @@ import { planPostings, type LedgerPlan } from '../src/ledger/plan.js';
 import { posting } from '../src/ledger/posting.js';
 import { writePlan } from '../src/ledger/write.js';
 import { createShop } from '../src/shops/repository.js';
+import { DAY_MS } from '../src/clock.js';
+import { sweepInactiveBalances } from '../src/ledger/expiry.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { benchShop, scratchDatabase, seedCustomers } from './lib/scratch.js';
 import { mb, startServer } from './lib/server.js';
@@ -19,6 +21,9 @@ import { mb, startServer } from './lib/server.js';
 const CUSTOMERS = 10_000;
 const BATCH = 1000;
 const WARMUP_BATCHES = 5;
+/** Customers whose balance falls due in the inactivity sweep's figure, a few and many. */
+const FEW_DUE = 250;
+const MANY_DUE = 2000;
 // SQLite serialises writes, so a few requests in flight keep it busy; PostgreSQL overlaps
 // the reads of one batch with the writes of another, up to its pool of 10 connections.
 const PLAN = {
@@ -112,6 +117,33 @@ async function writerCeiling(database: Database, shopId: number, batches: number
   return (batches * BATCH) / ((performance.now() - started) / 1000);
 }
 
+/**
+ * The inactivity sweep's cost per due customer, with `small` and then `large` of the shop's
+ * customers due (each holding the same lots) and the rest not: constant when it reads only
+ * what is due, off the index. Milliseconds per due customer.
+ */
+async function inactivityCost(database: Database, shopId: number, now: number, small: number, large: number): Promise<[number, number]> {
+  const idle = now - 2 * DAY_MS;
+  await database.db
+    .updateTable('shops')
+    .set({ points_expiry_mode: 'inactivity', points_inactivity_days: 1, points_inactivity_since: idle })
+    .where('id', '=', shopId)
+    .execute();
+  const perCustomer = async (from: number, to: number) => {
+    await database.db
+      .updateTable('customers')
+      .set({ points_active_at: idle })
+      .where('shop_id', '=', shopId)
+      .where('remote_id', '>=', from)
+      .where('remote_id', '<=', to)
+      .execute();
+    const started = performance.now();
+    await sweepInactiveBalances(database.db, now);
+    return (performance.now() - started) / (to - from + 1);
+  };
+  return [await perCustomer(1, small), await perCustomer(small + 1, small + large)];
+}
+
 async function runDialect(dialect: Dialect): Promise<void> {
   const { batches, target, inFlight } = PLAN[dialect];
   const scratch = await scratchDatabase(dialect, 'ledger');
@@ -145,6 +177,7 @@ async function runDialect(dialect: Dialect): Promise<void> {
     const writerShop = await createShop(database.db, { name: 'Writer ceiling shop' }, now);
     await seedCustomers(database, writerShop.id, CUSTOMERS, now);
     const written = await writerCeiling(database, writerShop.id, batches, now);
+    const [fewDue, manyDue] = await inactivityCost(database, writerShop.id, now, FEW_DUE, MANY_DUE);
     const ratio = rate / plain;
     const writerRatio = rate / written;
     const mixedRatio = mixedRate / plain;
@@ -160,6 +193,7 @@ async function runDialect(dialect: Dialect): Promise<void> {
         `  grants ratio       ${ratio.toFixed(2).padStart(9)}            ${verdict(ratio, 0.4)}`,
         `  grants / writer    ${writerRatio.toFixed(2).padStart(9)}            ${verdict(writerRatio, 0.6)}`,
         `  mixed ratio        ${mixedRatio.toFixed(2).padStart(9)}            ${verdict(mixedRatio, 0.3)}`,
+        `  inactivity sweep   ${fewDue.toFixed(2).padStart(9)} ms per due customer (${FEW_DUE} of ${f(CUSTOMERS)} due, ${batches / 10} lots each), ${manyDue.toFixed(2)} ms (${f(MANY_DUE)} due): ratio ${(manyDue / fewDue).toFixed(2)}`,
         `  server peak RSS    ${mb(rss).padStart(9)}${dialect === 'sqlite' ? `             (target < 300 MB)  ${rss < 300 * 1024 * 1024 ? 'ok' : 'ABOVE TARGET'}` : ''}`,
         '',
       ].join('\n'),

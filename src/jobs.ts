@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
 import { grantBirthdays, releasePendingPoints } from './earning/jobs.js';
-import { sweepExpiredLots } from './ledger/expiry.js';
+import { sweepExpiredLots, sweepInactiveBalances } from './ledger/expiry.js';
+import { sendExpiryReminders } from './ledger/reminders.js';
 import { retierShops } from './tiers/jobs.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
@@ -26,6 +27,9 @@ export const jobs: Job[] = [
     run: (app) => pruneIdempotencyKeys(app.db, app.clock() - app.config.idempotencyTtlHours * 3_600_000),
   },
   { name: 'expire-lots', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sweepExpiredLots(app.db, app.clock()) },
+  // Both find what is due through an index (migration 020) and claim it in the transaction that writes it.
+  { name: 'expire-inactive-balances', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sweepInactiveBalances(app.db, app.clock()) },
+  { name: 'send-expiry-reminders', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sendExpiryReminders(app.db, app.clock()) },
   // Both look at due rows only, through an index: running them often costs one index probe.
   { name: 'release-pending-points', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => releasePendingPoints(app.db, app.clock()) },
   { name: 'retier-customers', intervalMs: () => 5_000, run: (app) => retierShops(app.db, app.clock()) },

@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Update the shop's settings
-         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background. A new timezone moves the days of reports.
+         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background. A new timezone moves the days of reports. Switching points_expiry_mode to inactivity, or changing points_inactivity_days, starts a grace: no balance falls due before a full period afterwards.
          */
         patch: operations["updateShop"];
         trace?: never;
@@ -1289,6 +1289,30 @@ export interface components {
              * @example Europe/Berlin
              */
             timezone: string;
+            /**
+             * @description per_lot: each grant's points and credits expire at their own expires_at. inactivity: a customer's whole available balance expires points_inactivity_days after their last grant, deduction or redemption (lots keep their own expiry too)
+             * @example inactivity
+             * @enum {string}
+             */
+            points_expiry_mode: "per_lot" | "inactivity";
+            /**
+             * @description Days without activity after which the balance expires (inactivity mode)
+             * @example 365
+             */
+            points_inactivity_days: number | null;
+            /**
+             * Format: date-time
+             * @description When inactivity expiry was switched on or its period last changed: no balance falls due before a full period after it
+             */
+            points_inactivity_since: string | null;
+            /**
+             * @description Days before an expiry that the points.expiring webhook is sent: up to 3 distinct numbers, largest first
+             * @example [
+             *       30,
+             *       7
+             *     ]
+             */
+            expiry_reminder_days: number[];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1774,7 +1798,7 @@ export interface components {
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1807,7 +1831,7 @@ export interface components {
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -2169,7 +2193,7 @@ export interface components {
             /** @example evt_3kTq9VbX2mLw8pZr1a4c */
             event_id: string;
             /** @enum {string} */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * @description pending until the endpoint answers 2xx (delivered) or every retry has failed (failed, after about 3 days)
              * @enum {string}
@@ -2215,7 +2239,7 @@ export interface components {
              * @description What happened
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /** @example 1 */
             shop_id: number;
             /**
@@ -2537,7 +2561,7 @@ export interface components {
              * @example points_event.created
              * @enum {string}
              */
-            topic?: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic?: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -3319,6 +3343,22 @@ export interface operations {
                      * @example Europe/Berlin
                      */
                     timezone?: string;
+                    /**
+                     * @description per_lot: each grant's points and credits expire at their own expires_at. inactivity: a customer's whole available balance expires points_inactivity_days after their last grant, deduction or redemption (lots keep their own expiry too)
+                     * @example inactivity
+                     * @enum {string}
+                     */
+                    points_expiry_mode?: "per_lot" | "inactivity";
+                    /** @example 365 */
+                    points_inactivity_days?: number | null;
+                    /**
+                     * @description Days before an expiry that the points.expiring webhook is sent: up to 3 distinct numbers, largest first
+                     * @example [
+                     *       30,
+                     *       7
+                     *     ]
+                     */
+                    expiry_reminder_days?: number[];
                 };
             };
         };

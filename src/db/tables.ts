@@ -20,6 +20,13 @@ export interface ShopsTable {
   demo?: Generated<number>;
   /** The IANA time zone of the shop's reports (migration 015). */
   timezone: Generated<string>;
+  /** per_lot or inactivity (migration 020). */
+  points_expiry_mode: Generated<string>;
+  points_inactivity_days?: number | null;
+  /** When inactivity expiry was switched on or its period changed. */
+  points_inactivity_since?: number | null;
+  /** A JSON array of numbers of days. */
+  expiry_reminder_days: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -85,6 +92,24 @@ export interface CustomersTable {
   next_expiry_points: Generated<number>;
   /** Hundredths of a credit in the credits lots expiring at next_expiry_at. */
   next_expiry_credits: Generated<number>;
+  /** The last posting's time; null once the balance was written off for inactivity (migration 020). */
+  points_active_at?: number | null;
+}
+
+export interface ExpiryRemindersTable {
+  shop_id: number;
+  customer_remote_id: number;
+  expires_at: number;
+  days_before: number;
+  created_at: number;
+}
+
+export interface ExpiryReminderCursorsTable {
+  shop_id: number;
+  days_before: number;
+  basis: string;
+  after_at: number;
+  after_id: number;
 }
 
 export interface PointsEventsTable {
@@ -471,6 +496,8 @@ export interface Tables {
   webhook_attempts: WebhookAttemptsTable;
   storefront_keys: StorefrontKeysTable;
   storefront_key_origins: StorefrontKeyOriginsTable;
+  expiry_reminders: ExpiryRemindersTable;
+  expiry_reminder_cursors: ExpiryReminderCursorsTable;
 }
 
 export type DB = Kysely<Tables>;

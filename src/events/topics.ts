@@ -5,6 +5,7 @@
 export const WEBHOOK_TOPICS = [
   'points_event.created',
   'points_event.expired',
+  'points.expiring',
   'customer.created',
   'customer.updated',
   'customer.redacted',

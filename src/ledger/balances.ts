@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { lockedRows, perKey } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
+import { getShop } from '../shops/repository.js';
+import { inactivityDue, mayBeDue } from './inactivity.js';
 import { CUSTOMER, expiredSumSql, nextExpiryAmountSql, nextExpirySql, toNextExpiry, type NextExpiry } from './lots-repository.js';
 
 // A customer's balances, stored on the customer row and changed in the transaction of every
@@ -21,9 +23,12 @@ export const BALANCE_COLUMNS = [
   'next_expiry_at',
   'next_expiry_points',
   'next_expiry_credits',
+  'points_active_at',
 ] as const;
 
-export type StoredColumns = { [K in (typeof BALANCE_COLUMNS)[number]]: K extends 'next_expiry_at' | 'vip_tier_id' ? number | null : number };
+export type StoredColumns = {
+  [K in (typeof BALANCE_COLUMNS)[number]]: K extends 'next_expiry_at' | 'vip_tier_id' | 'points_active_at' ? number | null : number;
+};
 
 /** A customer's ledger as it stands at one instant. */
 export interface Balances {
@@ -42,6 +47,8 @@ export interface Balances {
   tierId: number | null;
   /** The earliest expiry after now, and what expires then. */
   nextExpiry: NextExpiry | null;
+  /** The last posting's time (the inactivity clock: expiry.ts); null once written off for inactivity, or never posted to. */
+  activeAt: number | null;
   /** As stored: what the lots hold, expired ones not yet written off included. */
   stored: { points: number; credits: number; nextExpiry: NextExpiry | null };
 }
@@ -56,6 +63,7 @@ export const NO_BALANCES: Readonly<Balances> = Object.freeze({
   windowFrom: 0,
   tierId: null,
   nextExpiry: null,
+  activeAt: null,
   stored: { points: 0, credits: 0, nextExpiry: null },
 });
 
@@ -79,6 +87,7 @@ function fromStored(row: StoredColumns): Balances {
     windowFrom: Number(row.tier_window_from),
     tierId: row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id),
     nextExpiry,
+    activeAt: row.points_active_at === null || row.points_active_at === undefined ? null : Number(row.points_active_at),
     stored: { points, credits, nextExpiry },
   };
 }
@@ -123,7 +132,18 @@ async function corrected(db: DB, shopId: number, remoteIds: readonly number[], n
 export async function balancesAt(db: DB, shopId: number, rows: readonly (StoredColumns & { remote_id: number })[], now: number): Promise<Balances[]> {
   const stale = rows.filter((row) => isStale(row, now)).map((row) => Number(row.remote_id));
   const fixed = stale.length === 0 ? null : await corrected(db, shopId, stale, now);
-  return rows.map((row) => fixed?.get(Number(row.remote_id)) ?? fromStored(row));
+  const out = rows.map((row) => fixed?.get(Number(row.remote_id)) ?? fromStored(row));
+  return out.some((b) => mayBeDue(b.activeAt, now)) ? withoutInactive(db, shopId, out, now) : out;
+}
+
+/**
+ * In inactivity mode, a balance that fell due is nothing from that instant on, whether or not
+ * the sweep has written it off yet (expiry.ts). Read only when a customer was idle for a day.
+ */
+async function withoutInactive(db: DB, shopId: number, balances: Balances[], now: number): Promise<Balances[]> {
+  const shop = await getShop(db, shopId);
+  if (shop === undefined) return balances;
+  return balances.map((b) => ((inactivityDue(shop, b.activeAt) ?? Infinity) <= now ? { ...b, points: 0, credits: 0, nextExpiry: null } : b));
 }
 
 /**

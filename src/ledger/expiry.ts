@@ -3,8 +3,13 @@ import type { DB, LotKind, PointsEventsTable } from '../db/tables.js';
 import { findCustomers } from '../customers/repository.js';
 import { enqueueEvents, wantsTopics } from '../events/outbox.js';
 import type { WebhookTopic } from '../events/topics.js';
-import { lockBalances } from './balances.js';
+import { lockBalances, type Balances } from './balances.js';
 import { eventJson } from './event-json.js';
+import { DAY_MS } from '../clock.js';
+import { getShop, listShops } from '../shops/repository.js';
+import { customersActiveBy } from './expiry-repository.js';
+import { NEVER } from './lot-queue.js';
+import { inactivityDue, mayBeDue, type InactivityShop } from './inactivity.js';
 import { customersWithExpiredLots, expiredLots, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
 import { EXPIRATION_SOURCE } from './schemas.js';
 import { totalsWrites } from './totals.js';
@@ -19,6 +24,14 @@ import { totalsWrites } from './totals.js';
 export const LOTS_PER_TRANSACTION = 200;
 
 const EXPIRED: WebhookTopic = 'points_event.expired';
+
+/** A lot written off, when (the event's applied_at), and the customer's available balances the event shows. */
+interface WriteOff {
+  lot: ExpiredLot;
+  at: number;
+  points: number;
+  credits: number;
+}
 
 /**
  * Writes off up to `budget` expired lots of these customers of one shop: one event per lot
@@ -36,7 +49,29 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
     }
   }
   if (lots.length === 0) return 0;
+  // Writing off expired lots changes what is stored, not what is available.
+  const offs = lots.map((lot) => {
+    const { points, credits } = balances.get(lot.customerRemoteId)!;
+    return { lot, at: lot.expiresAt, points, credits };
+  });
+  const touched = [...new Set(lots.map((l) => l.customerRemoteId))];
+  return writeOff(trx, shopId, balances, offs, new Map(touched.map((id) => [id, balances.get(id)!.activeAt])), now);
+}
 
+/**
+ * Writes lots off: the lots emptied, one `expiration` event and one consumption each, the
+ * customers' stored balances and next expiries, the reports' aggregates, the webhooks.
+ * `customers` are the customers whose rows are written, each with the activity time to store.
+ */
+async function writeOff(
+  trx: DB,
+  shopId: number,
+  balances: ReadonlyMap<number, Balances>,
+  offs: readonly WriteOff[],
+  customers: ReadonlyMap<number, number | null>,
+  now: number,
+): Promise<number> {
+  const lots = offs.map((o) => o.lot);
   // What needs no new ids is written, and the webhooks read, first, as postEvents does: the
   // shop's lock on event ids is held from allocateIds to commit.
   await setLotsRemaining(
@@ -45,9 +80,10 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
     lots.map((lot) => ({ id: lot.id, remaining: 0 })),
   );
 
-  const touched = [...new Set(lots.map((l) => l.customerRemoteId))];
-  /** The points written off a customer. */
-  const written = (remoteId: number) => lots.reduce((sum, l) => (l.customerRemoteId === remoteId && l.kind === 'points' ? sum + l.remaining : sum), 0);
+  const touched = [...customers.keys()];
+  /** The points or credits written off a customer. */
+  const written = (remoteId: number, kind: LotKind) =>
+    lots.reduce((sum, l) => (l.customerRemoteId === remoteId && l.kind === kind ? sum + l.remaining : sum), 0);
   const next = await nextExpiries(trx, shopId, touched, Number.MIN_SAFE_INTEGER);
   await updateRows(
     trx,
@@ -55,53 +91,49 @@ export async function expireLots(trx: DB, shopId: number, remoteIds: readonly nu
     ['shop_id', 'remote_id'],
     touched.map((remoteId) => {
       const stored = balances.get(remoteId)!.stored;
-      const mine = lots.filter((l) => l.customerRemoteId === remoteId);
-      const written = (kind: LotKind) => mine.reduce((sum, l) => (l.kind === kind ? sum + l.remaining : sum), 0);
       const nextExpiry = next.get(remoteId) ?? null;
       return {
         shop_id: shopId,
         remote_id: remoteId,
-        points_balance: stored.points - written('points'),
-        credits_balance: stored.credits - written('credits'),
+        points_balance: stored.points - written(remoteId, 'points'),
+        credits_balance: stored.credits - written(remoteId, 'credits'),
         next_expiry_at: nextExpiry?.at ?? null,
         next_expiry_points: nextExpiry?.points ?? 0,
         next_expiry_credits: nextExpiry?.credits ?? 0,
+        points_active_at: customers.get(remoteId) ?? null,
         // The write-off shows as a new next_expiry (docs/pagination.md, "updated_at").
         updated_at: now,
       };
     }),
   );
+  if (lots.length === 0) return 0;
 
   // The webhooks show each customer's e-mail.
   const emails = (await wantsTopics(trx, shopId, [EXPIRED])) ? await findCustomers(trx, shopId, touched.map(String)) : null;
   const ids = await allocateIds(trx, shopId, 'points_events', lots.length);
-  const events: PointsEventsTable[] = lots.map((lot, i) => {
-    // Writing off expired lots changes what is stored, not what is available.
-    const balance = balances.get(lot.customerRemoteId)!;
-    return {
-      shop_id: shopId,
-      id: ids[i]!,
-      customer_remote_id: lot.customerRemoteId,
-      source: EXPIRATION_SOURCE,
-      points_amount: lot.kind === 'points' ? -lot.remaining : 0,
-      credits_amount: lot.kind === 'credits' ? -lot.remaining : 0,
-      internal_note: `Expired what was left of the ${lot.kind} granted by points event ${lot.eventId}`,
-      external_note: null,
-      custom_action_name: null,
-      applied_at: lot.expiresAt,
-      expires_at: null,
-      created_at: now,
-      points_balance: balance.points,
-      credits_balance: balance.credits,
-      reverses_event_id: null,
-      redemption_id: null,
-    };
-  });
+  const events: PointsEventsTable[] = offs.map(({ lot, at, points, credits }, i) => ({
+    shop_id: shopId,
+    id: ids[i]!,
+    customer_remote_id: lot.customerRemoteId,
+    source: EXPIRATION_SOURCE,
+    points_amount: lot.kind === 'points' ? -lot.remaining : 0,
+    credits_amount: lot.kind === 'credits' ? -lot.remaining : 0,
+    internal_note: `Expired what was left of the ${lot.kind} granted by points event ${lot.eventId}`,
+    external_note: null,
+    custom_action_name: null,
+    applied_at: at,
+    expires_at: null,
+    created_at: now,
+    points_balance: points,
+    credits_balance: credits,
+    reverses_event_id: null,
+    redemption_id: null,
+  }));
   // The report's aggregates, in the same statement (totals.ts).
   let holders = 0;
   for (const remoteId of touched) {
     const points = balances.get(remoteId)!.stored.points;
-    holders += Number(points - written(remoteId) > 0) - Number(points > 0);
+    holders += Number(points - written(remoteId, 'points') > 0) - Number(points > 0);
   }
   await writeRows(trx, [
     { insert: 'points_events', rows: events },
@@ -138,4 +170,89 @@ export async function sweepExpiredLots(db: DB, now: number, budget = LOTS_PER_TR
     written += count;
     await new Promise((resolve) => setImmediate(resolve));
   }
+}
+
+// Inactivity mode: see inactivity.ts. Since the period is the shop's, the customers_points_active
+// index is the order in which balances fall due.
+
+/** Customers per look-up of due balances. */
+const DUE_CUSTOMERS = 100;
+
+/**
+ * Writes off the whole balance of these customers whose balance is due by `now`: every lot
+ * that holds something, up to `budget` lots; a lot that expired before the balance fell due is
+ * written off at its own expiry. A customer whose lots are all written off leaves the
+ * inactivity index (points_active_at null) until their next posting. Returns the events
+ * written and the customers finished.
+ */
+export async function expireInactive(
+  trx: DB,
+  shopId: number,
+  shop: InactivityShop,
+  remoteIds: readonly number[],
+  now: number,
+  budget = LOTS_PER_TRANSACTION,
+): Promise<{ events: number; finished: number }> {
+  const balances = await lockBalances(trx, shopId, remoteIds, now);
+  const offs: WriteOff[] = [];
+  const customers = new Map<number, number | null>();
+  for (const [remoteId, balance] of balances) {
+    const due = inactivityDue(shop, balance.activeAt);
+    if (due === null || due > now || offs.length >= budget) continue;
+    // The available balance is nothing from the instant it fell due (balances.ts), as the events show.
+    const { points, credits } = balance;
+    let finished = true;
+    for (const kind of ['points', 'credits'] as LotKind[]) {
+      const room = budget - offs.length;
+      const lots = room > 0 ? await expiredLots(trx, shopId, remoteId, kind, NEVER, room) : [];
+      if (lots.length === room) finished = false;
+      for (const lot of lots) offs.push({ lot, at: Math.min(lot.expiresAt, due), points, credits });
+    }
+    customers.set(remoteId, finished ? null : balance.activeAt);
+  }
+  if (customers.size === 0) return { events: 0, finished: 0 };
+  const events = await writeOff(trx, shopId, balances, offs, customers, now);
+  return { events, finished: [...customers.values()].filter((v) => v === null).length };
+}
+
+/**
+ * Writes off the balances that fell due for inactivity in every shop in that mode, found
+ * through the customers_points_active index (no scan of customers or events), one bounded
+ * transaction at a time. Returns the number of expiration events written.
+ */
+export async function sweepInactiveBalances(db: DB, now: number, budget = LOTS_PER_TRANSACTION): Promise<number> {
+  let written = 0;
+  for (const shop of await listShops(db)) {
+    const firstDue = inactivityDue(shop, Number.MIN_SAFE_INTEGER);
+    if (firstDue === null || firstDue > now) continue;
+    const activeBy = now - shop.points_inactivity_days! * DAY_MS;
+    for (;;) {
+      const due = await customersActiveBy(db, shop.id, activeBy, DUE_CUSTOMERS);
+      if (due.length === 0) break;
+      const done = await transaction(db, async (trx) =>
+        (await tryTransactionLock(trx, 'expiry-sweep')) ? expireInactive(trx, shop.id, shop, due, now, budget) : null,
+      );
+      if (done === null) return written;
+      written += done.events;
+      if (done.events === 0 && done.finished === 0) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  return written;
+}
+
+/**
+ * Before a posting: writes off the balances of these locked customers that fell due for
+ * inactivity and the sweep has not reached yet, so that a posting never spends, nor revives,
+ * what expired. Costs nothing beyond the rows unless a customer was inactive for a day or more.
+ * Returns whether anything was written (then the balances must be read again).
+ */
+export async function expireDueBeforePosting(trx: DB, shopId: number, balances: ReadonlyMap<number, Balances>, now: number): Promise<boolean> {
+  const idle = [...balances].filter(([, b]) => mayBeDue(b.activeAt, now)).map(([id]) => id);
+  if (idle.length === 0) return false;
+  const shop = await getShop(trx, shopId);
+  const due = shop === undefined ? [] : idle.filter((id) => (inactivityDue(shop, balances.get(id)!.activeAt) ?? Infinity) <= now);
+  if (due.length === 0) return false;
+  await expireInactive(trx, shopId, shop!, due, now, Number.MAX_SAFE_INTEGER);
+  return true;
 }

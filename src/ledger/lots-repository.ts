@@ -167,7 +167,10 @@ export async function customersWithExpiredLots(db: DB, now: number, limit: numbe
   return [...seen.values()];
 }
 
-/** Up to `limit` lots of one customer and kind that expired by `now` with something left, in FIFO order. */
+/**
+ * Up to `limit` lots of one customer and kind that expired by `now` with something left, in FIFO
+ * order; with `now` NEVER, every lot that holds something (a never-expiring lot's expiresAt is NEVER).
+ */
 export async function expiredLots(db: DB, shopId: number, remoteId: number, kind: LotKind, now: number, limit: number): Promise<ExpiredLot[]> {
   const rows = await db
     .selectFrom('points_lots')
@@ -185,7 +188,7 @@ export async function expiredLots(db: DB, shopId: number, remoteId: number, kind
     customerRemoteId: remoteId,
     kind,
     remaining: Number(r.remaining),
-    expiresAt: Number(r.expires_at),
+    expiresAt: r.expires_at === null ? NEVER : Number(r.expires_at),
     eventId: Number(r.event_id),
   }));
 }

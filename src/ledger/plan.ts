@@ -365,8 +365,8 @@ export function nextExpiryWith(next: NextExpiry | null, fresh: readonly PlannedL
   return out;
 }
 
-/** A customer's balances after the plan, with the next expiries the writer settled. */
-export function balancesAfter(c: CustomerPlan, storedNext: NextExpiry | null, shownNext: NextExpiry | null): Balances {
+/** A customer's balances after the plan, with the next expiries the writer settled and the activity time it stored. */
+export function balancesAfter(c: CustomerPlan, storedNext: NextExpiry | null, shownNext: NextExpiry | null, activeAt = c.before.activeAt): Balances {
   return {
     points: c.points,
     credits: c.credits,
@@ -377,6 +377,7 @@ export function balancesAfter(c: CustomerPlan, storedNext: NextExpiry | null, sh
     windowFrom: c.windowFrom,
     tierId: c.before.tierId,
     nextExpiry: shownNext,
+    activeAt,
     stored: { points: c.storedPoints, credits: c.storedCredits, nextExpiry: storedNext },
   };
 }

@@ -5,6 +5,7 @@ import { balancesAfter, planPostings, type LedgerPlan, type PlanInput } from './
 import type { Posted, Posting, PostOptions } from './posting.js';
 import { changesEarned, earnedWindowFrom, lockPosting, readEarnedSince, readLots } from './read.js';
 import { writePlan } from './write.js';
+import { expireDueBeforePosting } from './expiry.js';
 
 // The one way to post points events: every writer (the API, import, demo, and the programme
 // around the ledger) calls postEvents inside its own transaction. It reads (read.ts: the
@@ -28,7 +29,9 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   // and other writers of these customers queue for them.
   const announced = writes && (await wantsTopics(trx, shopId, ['points_event.created']));
   const from = writes && changesEarned(postings) ? await earnedWindowFrom(trx, shopId, now) : 0;
-  const balances = await lockPosting(trx, shopId, postings, now, options);
+  let balances = await lockPosting(trx, shopId, postings, now, options);
+  if (writes && (await expireDueBeforePosting(trx, shopId, balances, now)))
+    balances = await lockPosting(trx, shopId, postings, now, { ...options, locked: undefined });
   const input: PlanInput = { now, postings, balances, lots: null, window: { from, earnedSince: new Map() }, pending: options.pending };
   // Only deductions can fail; judged first, so that a failing batch reads no lots.
   if (!writes || postings.some((p) => p.entry.points < 0 || p.entry.credits < 0)) {

@@ -82,6 +82,7 @@ function totalsChange(plan: LedgerPlan, now: number): TotalsChange {
  * earliest lots; either way merged with the lots the plan grants (not written yet).
  */
 async function settleBalances(trx: DB, shopId: number, plan: LedgerPlan, now: number): Promise<Map<number, Balances>> {
+  const posted = postedCustomers(plan);
   const unknown = plan.customers.filter((c) => c.storedNext === undefined).map((c) => c.remoteId);
   const read = await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER);
   const out = new Map<number, Balances>();
@@ -89,10 +90,13 @@ async function settleBalances(trx: DB, shopId: number, plan: LedgerPlan, now: nu
     const stored = nextExpiryWith(c.storedNext === undefined ? (read.get(c.remoteId) ?? null) : c.storedNext, c.fresh, Number.MIN_SAFE_INTEGER);
     // The next expiry as shown (after now): the stored one, unless it has passed already.
     const shown = stored === null || stored.at > now ? stored : await shownNext(trx, shopId, c, now);
-    out.set(c.remoteId, balancesAfter(c, stored, shown));
+    out.set(c.remoteId, balancesAfter(c, stored, shown, posted.has(c.remoteId) ? now : c.before.activeAt));
   }
   return out;
 }
+
+/** A posting is activity: it restarts the customer's inactivity clock (expiry.ts); a change of pending points alone is not. */
+const postedCustomers = (plan: LedgerPlan): Set<number> => new Set(plan.events.map((e) => e.posting.customer.remoteId));
 
 async function shownNext(trx: DB, shopId: number, c: CustomerPlan, now: number): Promise<NextExpiry | null> {
   return nextExpiryWith((await nextExpiries(trx, shopId, [c.remoteId], now)).get(c.remoteId) ?? null, c.fresh, now);
@@ -125,6 +129,7 @@ function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<nu
       next_expiry_at: next?.at ?? null,
       next_expiry_points: next?.points ?? 0,
       next_expiry_credits: next?.credits ?? 0,
+      points_active_at: balances.get(c.remoteId)!.activeAt,
       // Every event, and every change of pending points, changes a balance the customer shows
       // (docs/pagination.md, "updated_at").
       updated_at: now,

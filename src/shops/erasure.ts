@@ -38,6 +38,8 @@ const ERASED = [
   erased('lot_consumptions', 'event_id', 'lot_id'),
   erased('points_events', 'id'),
   erased('customer_earned_days', 'customer_remote_id', 'day'),
+  erased('expiry_reminders', 'customer_remote_id', 'expires_at', 'days_before'),
+  erased('expiry_reminder_cursors', 'days_before'),
   erased('ledger_quarters', 'quarter'),
   erased('ledger_days', 'day'),
   erased('ledger_totals', 'shop_id'),

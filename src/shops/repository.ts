@@ -8,6 +8,10 @@ import { generateToken, hashToken, tokenHint } from './tokens.js';
 export const TIER_WINDOWS = ['lifetime', 'calendar_year', 'rolling_12_months'] as const;
 export type TierWindow = (typeof TIER_WINDOWS)[number];
 
+/** How a shop's points expire (docs/ledger.md, "Expiry modes"). */
+export const EXPIRY_MODES = ['per_lot', 'inactivity'] as const;
+export type ExpiryMode = (typeof EXPIRY_MODES)[number];
+
 export interface Shop {
   id: number;
   name: string;
@@ -17,6 +21,11 @@ export interface Shop {
   vip_tier_window: TierWindow;
   /** The IANA time zone of the shop's reports. */
   timezone: string;
+  points_expiry_mode: ExpiryMode;
+  points_inactivity_days: number | null;
+  /** When inactivity expiry was switched on or its period changed (null in per_lot mode). */
+  points_inactivity_since: number | null;
+  expiry_reminder_days: number[];
   created_at: number;
   updated_at: number;
 }
@@ -28,6 +37,25 @@ export interface ShopSettings {
   points_pending_days?: number;
   vip_tier_window?: TierWindow;
   timezone?: string;
+  points_expiry_mode?: ExpiryMode;
+  points_inactivity_days?: number | null;
+  expiry_reminder_days?: number[];
+}
+
+/**
+ * The expiry settings' columns a change writes. Inactivity expiry switched on, or its period
+ * changed, starts a grace: nothing falls due before a full period from now.
+ */
+function expiryChanges(settings: ShopSettings, before: Shop | undefined, now: number): Updateable<ShopsTable> {
+  const changes: Updateable<ShopsTable> = {};
+  if (settings.expiry_reminder_days !== undefined) changes.expiry_reminder_days = JSON.stringify([...settings.expiry_reminder_days].sort((a, b) => b - a));
+  if (settings.points_inactivity_days !== undefined) changes.points_inactivity_days = settings.points_inactivity_days;
+  if (settings.points_expiry_mode !== undefined) changes.points_expiry_mode = settings.points_expiry_mode;
+  const mode = settings.points_expiry_mode ?? before?.points_expiry_mode;
+  const days = settings.points_inactivity_days === undefined ? before?.points_inactivity_days : settings.points_inactivity_days;
+  if (mode !== 'inactivity') changes.points_inactivity_since = null;
+  else if (before?.points_expiry_mode !== 'inactivity' || days !== before.points_inactivity_days) changes.points_inactivity_since = now;
+  return changes;
 }
 
 export interface TokenRow {
@@ -49,6 +77,10 @@ function toShop(row: Selectable<ShopsTable>): Shop {
     points_pending_days: Number(row.points_pending_days),
     vip_tier_window: row.vip_tier_window as TierWindow,
     timezone: row.timezone,
+    points_expiry_mode: row.points_expiry_mode as ExpiryMode,
+    points_inactivity_days: row.points_inactivity_days ?? null,
+    points_inactivity_since: row.points_inactivity_since === null || row.points_inactivity_since === undefined ? null : Number(row.points_inactivity_since),
+    expiry_reminder_days: JSON.parse(row.expiry_reminder_days) as number[],
     created_at: Number(row.created_at),
     updated_at: Number(row.updated_at),
   };
@@ -113,6 +145,7 @@ export async function updateShop(
   if (settings.per_event_expiry !== undefined) changes.per_event_expiry = settings.per_event_expiry ? 1 : 0;
   if (settings.points_expiry_days !== undefined) changes.points_expiry_days = settings.points_expiry_days;
   if (settings.points_pending_days !== undefined) changes.points_pending_days = settings.points_pending_days;
+  Object.assign(changes, expiryChanges(settings, await getShop(db, shopId), now));
   // Another window: every customer is re-tiered by it, in the background (tiers/jobs.ts).
   if (settings.vip_tier_window !== undefined) {
     changes.vip_tier_window = settings.vip_tier_window;

@@ -6,7 +6,8 @@ import { isTimeZone } from '../core/time-zones.js';
 import { validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow } from './repository.js';
+import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow, type ShopSettings } from './repository.js';
+import { ExpiryFields, ExpiryUpdateFields, expirySettingErrors } from './expiry-settings.js';
 import { rekeyDays } from '../ledger/totals.js';
 
 const VipTierWindow = Type.Union([Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])], {
@@ -31,6 +32,7 @@ export const Shop = Type.Object(
     }),
     vip_tier_window: VipTierWindow,
     timezone: Type.String({ description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] }),
+    ...ExpiryFields,
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
@@ -45,12 +47,19 @@ export const ShopUpdate = Type.Object(
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
     vip_tier_window: Type.Optional(VipTierWindow),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] })),
+    ...ExpiryUpdateFields,
   },
   { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
 );
 
 export function shopJson(shop: ShopRow): Static<typeof Shop> {
-  return { ...shop, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
+  const since = shop.points_inactivity_since;
+  return {
+    ...shop,
+    points_inactivity_since: since === null ? null : isoTime(since),
+    created_at: isoTime(shop.created_at),
+    updated_at: isoTime(shop.updated_at),
+  };
 }
 
 export function registerShopRoutes(server: FastifyInstance): void {
@@ -71,7 +80,8 @@ export function registerShopRoutes(server: FastifyInstance): void {
         summary: "Update the shop's settings",
         description:
           'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every ' +
-          'customer in the background. A new timezone moves the days of reports.',
+          'customer in the background. A new timezone moves the days of reports. Switching points_expiry_mode to inactivity, or changing ' +
+          'points_inactivity_days, starts a grace: no balance falls due before a full period afterwards.',
         body: ShopUpdate,
         response: { 200: DataEnvelope(Shop), ...errorResponses('write') },
       },
@@ -79,15 +89,15 @@ export function registerShopRoutes(server: FastifyInstance): void {
     async (request, reply) =>
       runWrite(request, reply, async (trx) => {
         const zone = request.body.timezone;
+        const errors = expirySettingErrors(request.body as ShopSettings, (await getShop(trx, request.shop.id)) ?? request.shop);
         if (zone !== undefined && !isTimeZone(zone)) {
-          throw validationError([
-            {
-              param: 'timezone',
-              code: 'invalid_time_zone',
-              message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}`,
-            },
-          ]);
+          errors.unshift({
+            param: 'timezone',
+            code: 'invalid_time_zone',
+            message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}`,
+          });
         }
+        if (errors.length > 0) throw validationError(errors);
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);
         return { status: 200, body: { data: shopJson(shop!) } };
       }),

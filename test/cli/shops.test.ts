@@ -12,6 +12,8 @@ import { createTestDatabase, rowsOfShop, TEST_DIALECT, type TestDatabase } from 
 import { TOKEN_CACHE_MS } from '../../src/http/auth.js';
 import { eraseShop } from '../../src/shops/erasure.js';
 import { deliverDueWebhooks } from '../../src/webhooks/delivery.js';
+import { sendExpiryReminders } from '../../src/ledger/reminders.js';
+import { DAY_MS } from '../../src/clock.js';
 
 // The `loyalty` command as a user runs it: the compiled CLI in a child process, on the test
 // database. `npm test` builds it first.
@@ -71,6 +73,10 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
       points_pending_days: 0,
       vip_tier_window: 'lifetime',
       timezone: 'UTC',
+      points_expiry_mode: 'per_lot',
+      points_inactivity_days: null,
+      points_inactivity_since: null,
+      expiry_reminder_days: [],
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
     });
@@ -222,6 +228,22 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
     });
     await send('DELETE', 'customers/12');
     await send('POST', 'storefront_keys', { allowed_origins: ['https://shop.example'] });
+    // An expiry reminder sent, and the reminder's cursor.
+    await send('POST', 'webhooks', { topic: 'points.expiring', url: 'https://example.com/expiring' });
+    await t.app.inject({
+      method: 'PATCH',
+      url: `${API}/shop`,
+      headers: { authorization: `Bearer ${target.token}` },
+      payload: { per_event_expiry: true, expiry_reminder_days: [30] },
+    });
+    await send('PUT', 'customers/500', { email: 'expiring@example.com' });
+    await send('POST', 'points_events', {
+      customer_identifier: '500',
+      source: 'manual',
+      points_amount: 5,
+      expires_at: new Date(Date.now() + 5 * DAY_MS).toISOString(),
+    });
+    await sendExpiryReminders(t.database.db, Date.now());
     await deliverDueWebhooks(t.database.db, {
       clock: Date.now,
       transport: async () => ({ status: 200 }),
