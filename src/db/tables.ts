@@ -16,10 +16,28 @@ export interface ShopsTable {
   vip_tier_window: Generated<string>;
   /** The first day (days since 1970, UTC) of the window the shop's customers were last re-tiered for. */
   tier_window_from: Generated<number>;
+  /** Until when the customer keeps a tier their metric dropped below (migration 021). */
+  vip_tier_retained_until?: Generated<number | null>;
+  /** Paid totals less refunds (hundredths of the shop's currency) and paid orders, in the window, for order_window_key. */
+  amount_spent_window: Generated<number>;
+  orders_count_window: Generated<number>;
+  /** `basis:first day` of the shop the order sums were made for; null: never made. */
+  order_window_key?: Generated<string | null>;
   /** 1 for the demo shop `npm start` created on an empty database (GET /storefront/demo). */
   demo?: Generated<number>;
   /** The IANA time zone of the shop's reports (migration 015). */
   timezone: Generated<string>;
+  // Migration 021 (docs/earning.md, "VIP tiers"):
+  /** points_earned, amount_spent or orders_count. */
+  vip_tier_metric: Generated<string>;
+  /** Days a customer who drops below their tier keeps it; null for none. */
+  vip_tier_retention_days?: number | null;
+  /** The ISO 4217 currency amount_spent counts. */
+  currency?: string | null;
+  /** Moved on with every change of metric or currency: customers' order sums of an older basis are made again. */
+  vip_tier_basis: Generated<number>;
+  /** 1: a refunded, voided or cancelled order voids the redemption whose code it used. */
+  restore_redeemed_points_on_refund: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -170,6 +188,13 @@ export interface OrdersTable extends Timestamps {
   /** Earned points not spendable until pending_release_at. */
   points_pending: Generated<number>;
   pending_release_at: number | null;
+  /** A JSON array of the codes the order used (migration 021). */
+  discount_codes?: string | null;
+  /** What the order counts in customer_order_days: for whom, on which day, in which currency, how much. */
+  counted_customer_remote_id?: number | null;
+  counted_day?: number | null;
+  counted_currency?: string | null;
+  counted_amount?: Generated<number>;
 }
 
 export interface SubscriptionContractsTable extends Timestamps {
@@ -240,6 +265,8 @@ export interface RedemptionsTable extends Timestamps {
   void_event_id: number | null;
   used_at: number | null;
   voided_at: number | null;
+  /** The order that used the code (migration 021). */
+  order_remote_id: number | null;
 }
 
 export interface VipTiersTable extends Timestamps {
@@ -263,6 +290,8 @@ export interface VipTierChangesTable {
   to_tier_name: string | null;
   /** The points earned that the new tier was judged by. */
   points_earned: number;
+  /** The shop's vip_tier_metric then; points_earned holds its value (amount_spent in hundredths). */
+  metric?: string;
   created_at: number;
 }
 
@@ -334,6 +363,16 @@ export interface CustomerEarnedDaysTable {
   /** Days since 1970-01-01, UTC. */
   day: number;
   points: number;
+}
+
+/** Per customer, day and currency: paid order totals less refunds (hundredths) and paid orders (migration 021). */
+export interface CustomerOrderDaysTable {
+  shop_id: number;
+  customer_remote_id: number;
+  day: number;
+  currency: string;
+  amount: number;
+  orders: number;
 }
 
 /** A customer erased by DELETE /customers/{remote_id}: no more than that it happened. */
@@ -447,6 +486,7 @@ export interface Tables {
   customers: CustomersTable;
   customer_redactions: CustomerRedactionsTable;
   customer_earned_days: CustomerEarnedDaysTable;
+  customer_order_days: CustomerOrderDaysTable;
   points_events: PointsEventsTable;
   points_lots: PointsLotsTable;
   lot_consumptions: LotConsumptionsTable;

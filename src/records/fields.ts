@@ -48,6 +48,8 @@ export type Field = Common &
     | { kind: 'money'; minimum: number; maximum: number }
     | { kind: 'time' }
     | { kind: 'boolean' }
+    /** A list of strings, stored as a JSON array; shown as [] when none. */
+    | { kind: 'list'; maxItems: number; maxLength: number }
     /** Generated on create (`prefix` + random), stored, and shown only in the create response. */
     | { kind: 'secret'; prefix: string }
   );
@@ -105,6 +107,8 @@ export function inputSchema(name: string, field: Field): TSchema {
       );
     case 'boolean':
       return Type.Unsafe(nullable({ type: 'boolean', ...meta }, field));
+    case 'list':
+      return Type.Unsafe({ type: 'array', maxItems: field.maxItems, items: { type: 'string', minLength: 1, maxLength: field.maxLength }, ...meta });
     case 'secret':
       throw new Error(`${name}: secrets are generated, never sent`);
   }
@@ -127,6 +131,8 @@ export function outputSchema(field: Field): TSchema {
       return type('string', { format: 'date-time' });
     case 'boolean':
       return type('boolean');
+    case 'list':
+      return Type.Unsafe({ type: 'array', items: { type: 'string' }, ...meta });
     case 'secret':
       return type('string');
   }
@@ -155,6 +161,8 @@ export function toColumn(field: Field, value: unknown): unknown {
       return parseTime(value as string);
     case 'boolean':
       return value ? 1 : 0;
+    case 'list':
+      return (value as string[]).length === 0 ? null : JSON.stringify(value);
     default:
       return value;
   }
@@ -162,6 +170,7 @@ export function toColumn(field: Field, value: unknown): unknown {
 
 /** A column value to its JSON value. */
 export function toJsonValue(field: Field, value: unknown): unknown {
+  if (field.kind === 'list') return value === null || value === undefined ? [] : (JSON.parse(String(value)) as string[]);
   if (value === null || value === undefined) return null;
   switch (field.kind) {
     case 'money':
@@ -216,4 +225,11 @@ export const money = (description: string, example: number, opts: Opts & { minim
 });
 export const time = (description: string, example: string, opts: Opts = {}): Field => ({ kind: 'time', description, example, ...opts });
 export const boolean = (description: string, example: boolean, opts: Opts = {}): Field => ({ kind: 'boolean', description, example, ...opts });
+export const list = (description: string, example: string[], maxItems: number, maxLength: number): Field => ({
+  kind: 'list',
+  description,
+  example,
+  maxItems,
+  maxLength,
+});
 export const secret = (description: string, prefix: string): Field => ({ kind: 'secret', description, example: `${prefix}3kTq9…`, prefix });

@@ -38,6 +38,7 @@ const ERASED = [
   erased('lot_consumptions', 'event_id', 'lot_id'),
   erased('points_events', 'id'),
   erased('customer_earned_days', 'customer_remote_id', 'day'),
+  erased('customer_order_days', 'customer_remote_id', 'day', 'currency'),
   erased('ledger_quarters', 'quarter'),
   erased('ledger_days', 'day'),
   erased('ledger_totals', 'shop_id'),
