@@ -16,13 +16,6 @@ export interface ShopsTable {
   vip_tier_window: Generated<string>;
   /** The first day (days since 1970, UTC) of the window the shop's customers were last re-tiered for. */
   tier_window_from: Generated<number>;
-  /** Until when the customer keeps a tier their metric dropped below (migration 021). */
-  vip_tier_retained_until?: Generated<number | null>;
-  /** Paid totals less refunds (hundredths of the shop's currency) and paid orders, in the window, for order_window_key. */
-  amount_spent_window: Generated<number>;
-  orders_count_window: Generated<number>;
-  /** `basis:first day` of the shop the order sums were made for; null: never made. */
-  order_window_key?: Generated<string | null>;
   /** 1 for the demo shop `npm start` created on an empty database (GET /storefront/demo). */
   demo?: Generated<number>;
   /** The IANA time zone of the shop's reports (migration 015). */
@@ -97,6 +90,13 @@ export interface CustomersTable {
   points_earned_window: Generated<number>;
   /** The first day (days since 1970, UTC) of the window points_earned_window sums. */
   tier_window_from: Generated<number>;
+  /** Until when the customer keeps a tier their metric dropped below (migration 021). */
+  vip_tier_retained_until: Generated<number | null>;
+  /** Paid totals less refunds (hundredths of the shop's currency) and paid orders, in the window, for order_window_key. */
+  amount_spent_window: Generated<number>;
+  orders_count_window: Generated<number>;
+  /** `basis:first day` of the shop the order sums were made for; null: never made. */
+  order_window_key: Generated<string | null>;
   /** The earliest expiry among lots that still hold something (possibly already past). */
   next_expiry_at: number | null;
   /** What remains in the points lots expiring at next_expiry_at. */

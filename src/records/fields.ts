@@ -38,6 +38,8 @@ interface Common {
    * e-mail (records/customer-identifier.ts). One field per resource at most.
    */
   customerIdentifier?: boolean;
+  /** Another name of the field: accepted on write instead of it (not both, unless equal), shown beside it. */
+  alias?: string;
 }
 
 export type Field = Common &

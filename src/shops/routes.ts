@@ -6,13 +6,34 @@ import { isTimeZone } from '../core/time-zones.js';
 import { validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow } from './repository.js';
+import { getShop, TIER_METRICS, TIER_WINDOWS, updateShop, type Shop as ShopRow } from './repository.js';
 import { rekeyDays } from '../ledger/totals.js';
 
 const VipTierWindow = Type.Union([Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])], {
   description:
     'VIP tiers are judged by the points earned over the lifetime, this calendar year (UTC), or the last 12 months; a change re-tiers customers in the background',
   examples: ['lifetime'],
+});
+
+const VipTierMetric = Type.Union(
+  [Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])],
+  {
+    description:
+      "What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) " +
+      'or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background',
+    examples: ['points_earned'],
+  },
+);
+const RetentionDays = Type.Union([Type.Integer({ minimum: 1, maximum: 3650 }), Type.Null()], {
+  description: 'Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once',
+  examples: [90],
+});
+const Currency = Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()], {
+  description: 'ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric',
+  examples: ['EUR'],
+});
+const RestoreRedeemed = Type.Boolean({
+  description: 'Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back',
 });
 
 export const Shop = Type.Object(
@@ -30,6 +51,10 @@ export const Shop = Type.Object(
       examples: [14],
     }),
     vip_tier_window: VipTierWindow,
+    vip_tier_metric: VipTierMetric,
+    vip_tier_retention_days: RetentionDays,
+    currency: Currency,
+    restore_redeemed_points_on_refund: RestoreRedeemed,
     timezone: Type.String({ description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
@@ -44,13 +69,18 @@ export const ShopUpdate = Type.Object(
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
     vip_tier_window: Type.Optional(VipTierWindow),
+    vip_tier_metric: Type.Optional(VipTierMetric),
+    vip_tier_retention_days: Type.Optional(RetentionDays),
+    currency: Type.Optional(Currency),
+    restore_redeemed_points_on_refund: Type.Optional(RestoreRedeemed),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] })),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
 );
 
 export function shopJson(shop: ShopRow): Static<typeof Shop> {
-  return { ...shop, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
+  const { vip_tier_basis: _basis, ...shown } = shop;
+  return { ...shown, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
 }
 
 export function registerShopRoutes(server: FastifyInstance): void {
@@ -70,8 +100,8 @@ export function registerShopRoutes(server: FastifyInstance): void {
         tags: ['Shop'],
         summary: "Update the shop's settings",
         description:
-          'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every ' +
-          'customer in the background. A new timezone moves the days of reports.',
+          'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window, ' +
+          'vip_tier_metric or currency re-tiers every customer in the background. A new timezone moves the days of reports.',
         body: ShopUpdate,
         response: { 200: DataEnvelope(Shop), ...errorResponses('write') },
       },
@@ -87,6 +117,13 @@ export function registerShopRoutes(server: FastifyInstance): void {
               message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}`,
             },
           ]);
+        }
+        const before = (await getShop(trx, request.shop.id))!;
+        const metric = request.body.vip_tier_metric ?? before.vip_tier_metric;
+        const currency = request.body.currency === undefined ? before.currency : request.body.currency;
+        if (metric === 'amount_spent' && currency === null) {
+          const param = request.body.currency === null ? 'currency' : 'vip_tier_metric';
+          throw validationError([{ param, code: 'currency_required', message: 'vip_tier_metric amount_spent needs the shop\'s currency: set currency too' }]);
         }
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);
         return { status: 200, body: { data: shopJson(shop!) } };
