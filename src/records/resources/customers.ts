@@ -47,7 +47,7 @@ export const customers: Resource = {
   // Balances are stored on the customer by the ledger (docs/ledger.md): read with the row, in
   // the same snapshot, and corrected through the lots' index only when something expired since.
   computed: {
-    columns: ['remote_id', ...BALANCE_COLUMNS],
+    columns: ['remote_id', ...BALANCE_COLUMNS, 'vip_tier_retained_until', 'amount_spent_window', 'orders_count_window'],
     schema: {
       points_balance: Type.Integer({ description: 'Points available now: what unexpired lots hold', examples: [1250] }),
       credits_balance: Type.Number({ description: 'Store credit available now, to the hundredth', examples: [12.5] }),
