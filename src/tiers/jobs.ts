@@ -47,6 +47,13 @@ async function step(db: DB, shopId: number, after: number, now: number): Promise
   });
 }
 
+/** One step of the shop's re-tiering, when it has one pending: what the job does between two yields (tests watch reads served between steps). */
+export async function retierShopStep(db: DB, shopId: number, now: number): Promise<number> {
+  const shop = await db.selectFrom('shops').select('retier_after').where('id', '=', shopId).executeTakeFirst();
+  if (shop?.retier_after === null || shop?.retier_after === undefined) return 0;
+  return step(db, shopId, Number(shop.retier_after), now);
+}
+
 /**
  * Starts re-tiering the shops whose window moved on since their customers were last re-tiered
  * (a new day for rolling_12_months, a new year for calendar_year).
