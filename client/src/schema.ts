@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Update the shop's settings
-         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background. A new timezone moves the days of reports.
+         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window, vip_tier_metric or currency re-tiers every customer in the background. A new timezone moves the days of reports.
          */
         patch: operations["updateShop"];
         trace?: never;
@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * List VIP tiers
-         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, created_at or updated_at.
+         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, threshold, created_at or updated_at.
          */
         get: operations["getVipTiers"];
         put?: never;
@@ -1265,6 +1265,24 @@ export interface components {
              */
             vip_tier_window: "lifetime" | "calendar_year" | "rolling_12_months";
             /**
+             * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
+             * @example points_earned
+             * @enum {string}
+             */
+            vip_tier_metric: "points_earned" | "amount_spent" | "orders_count";
+            /**
+             * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
+             * @example 90
+             */
+            vip_tier_retention_days: number | null;
+            /**
+             * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
+             * @example EUR
+             */
+            currency: string | null;
+            /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
+            restore_redeemed_points_on_refund: boolean;
+            /**
              * @description IANA zone of the days of reports
              * @example Europe/Berlin
              */
@@ -1356,17 +1374,34 @@ export interface components {
                  */
                 expires_at: string;
             } | null;
-            /** @description The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read */
+            /** @description The highest VIP tier that vip_tier_progress.value reaches, or the tier kept until vip_tier_retained_until after a drop; null below every tier. Changed by events, orders and as the window moves, never on a read */
             vip_tier: {
                 /** @example 3 */
                 id: number;
                 /** @example Gold */
                 name: string;
             } | null;
+            /**
+             * Format: date-time
+             * @description The customer dropped below vip_tier and keeps it until then (the shop's vip_tier_retention_days); the re-tiering job moves them at that instant. Null when not retained
+             * @example null
+             */
+            vip_tier_retained_until: string | null;
             /** @description How far the customer is from the next tier */
             vip_tier_progress: {
                 /**
-                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by
+                 * @description The shop's vip_tier_metric: what value and the thresholds are in
+                 * @example points_earned
+                 * @enum {string}
+                 */
+                metric: "points_earned" | "amount_spent" | "orders_count";
+                /**
+                 * @description What the tier is judged by, in the metric over the shop's vip_tier_window: points earned, amount spent (in the shop's currency) or orders
+                 * @example 1450
+                 */
+                value: number;
+                /**
+                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released), whatever the metric
                  * @example 1450
                  */
                 points_earned: number;
@@ -1374,10 +1409,18 @@ export interface components {
                 next_tier: {
                     id: number;
                     name: string;
+                    /** @description In the metric */
+                    threshold: number;
+                    /** @description Alias of threshold */
                     points_threshold: number;
                 } | null;
                 /**
-                 * @description Points still to earn to reach next_tier; 0 when there is none
+                 * @description What is still needed in the metric to reach next_tier; 0 when there is none
+                 * @example 3550
+                 */
+                needed: number;
+                /**
+                 * @description Alias of needed (points when the metric is points_earned)
                  * @example 3550
                  */
                 points_needed: number;
@@ -1426,6 +1469,13 @@ export interface components {
              * @example 0
              */
             total_refunded: number;
+            /**
+             * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
+             * @example [
+             *       "SUMMER-7KQ2M9XH4RTC"
+             *     ]
+             */
+            discount_codes: string[];
             /**
              * Format: date-time
              * @description When the customer placed the order; pending points are released points_pending_days after it
@@ -1639,7 +1689,7 @@ export interface components {
         };
         /**
          * VipTier
-         * @description A customer's tier is the highest one whose points_threshold their points earned reach, recomputed with every event that changes them. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
+         * @description A customer's tier is the highest one whose threshold their value in the shop's vip_tier_metric reaches, recomputed with every write that changes it; one who drops below keeps the tier for vip_tier_retention_days. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
          */
         VipTier: {
             /**
@@ -1653,10 +1703,15 @@ export interface components {
              */
             name: string;
             /**
-             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
+             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
              * @example 1000
              */
             points_threshold: number;
+            /**
+             * @description Alias of points_threshold
+             * @example 1000
+             */
+            threshold: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -1977,7 +2032,7 @@ export interface components {
              */
             code: string;
             /**
-             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use); voided: the points were given back (POST /redemptions/{id}/void)
+             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use, or an order that lists it in discount_codes); voided: the points were given back (POST /redemptions/{id}/void, or the order that used the code was refunded, voided or cancelled)
              * @example issued
              * @enum {unknown}
              */
@@ -2003,6 +2058,11 @@ export interface components {
              * @example null
              */
             used_at: string | null;
+            /**
+             * @description The order that used the code (it listed it in discount_codes); null when no order did
+             * @example null
+             */
+            order_remote_id: number | null;
             /**
              * Format: date-time
              * @example null
@@ -2083,7 +2143,18 @@ export interface components {
                 name: string | null;
             } | null;
             /**
-             * @description The points earned the new tier was judged by
+             * @description The shop's vip_tier_metric when the tier changed
+             * @example points_earned
+             * @enum {string}
+             */
+            metric: "points_earned" | "amount_spent" | "orders_count";
+            /**
+             * @description The value in that metric the new tier was judged by (amount_spent in currency units)
+             * @example 5120
+             */
+            value: number;
+            /**
+             * @description The points earned the new tier was judged by; 0 when the metric was another
              * @example 5120
              */
             points_earned: number;
@@ -2363,12 +2434,17 @@ export interface components {
                 name: string;
             } | null;
             vip_tier_progress: {
+                /** @enum {string} */
+                metric: "points_earned" | "amount_spent" | "orders_count";
+                value: number;
                 points_earned: number;
                 next_tier: {
                     id: number;
                     name: string;
+                    threshold: number;
                     points_threshold: number;
                 } | null;
+                needed: number;
                 points_needed: number;
             };
             next_expiry: {
@@ -2474,10 +2550,15 @@ export interface components {
              */
             name?: string;
             /**
-             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
+             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
              * @example 1000
              */
             points_threshold?: number;
+            /**
+             * @description Alias of points_threshold
+             * @example 1000
+             */
+            threshold?: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -3269,6 +3350,24 @@ export interface operations {
                      */
                     vip_tier_window?: "lifetime" | "calendar_year" | "rolling_12_months";
                     /**
+                     * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
+                     * @example points_earned
+                     * @enum {string}
+                     */
+                    vip_tier_metric?: "points_earned" | "amount_spent" | "orders_count";
+                    /**
+                     * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
+                     * @example 90
+                     */
+                    vip_tier_retention_days?: number | null;
+                    /**
+                     * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
+                     * @example EUR
+                     */
+                    currency?: string | null;
+                    /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
+                    restore_redeemed_points_on_refund?: boolean;
+                    /**
                      * @description IANA zone of the days of reports
                      * @example Europe/Berlin
                      */
@@ -3636,6 +3735,13 @@ export interface operations {
                      * @example 0
                      */
                     total_refunded?: number;
+                    /**
+                     * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
+                     * @example [
+                     *       "SUMMER-7KQ2M9XH4RTC"
+                     *     ]
+                     */
+                    discount_codes?: string[];
                     /**
                      * Format: date-time
                      * @description When the customer placed the order; pending points are released points_pending_days after it
@@ -4145,7 +4251,7 @@ export interface operations {
                 /** @description Offset mode: records per page; when present, since_id and limit are ignored */
                 "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
                 /** @description Offset mode: field to sort by (ties by ID) */
-                "sort[order_type]"?: "id" | "name" | "points_threshold" | "created_at" | "updated_at";
+                "sort[order_type]"?: "id" | "name" | "points_threshold" | "threshold" | "created_at" | "updated_at";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
             };
@@ -4191,7 +4297,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name" | "points_threshold">;
+                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name">;
             };
         };
         responses: {

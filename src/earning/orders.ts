@@ -47,14 +47,7 @@ const LEDGER_COLUMNS = [
   'counted_amount',
 ] as const;
 
-const NUMERIC = [
-  'remote_id',
-  'customer_remote_id',
-  'total',
-  'placed_at',
-  'total_refunded',
-  ...LEDGER_COLUMNS.filter((c) => c !== 'counted_currency'),
-] as const;
+const NUMERIC = ['remote_id', 'customer_remote_id', 'total', 'placed_at', 'total_refunded', ...LEDGER_COLUMNS.filter((c) => c !== 'counted_currency')] as const;
 
 function toState(row: Record<string, unknown>): OrderState {
   const out = { ...row } as Record<string, unknown>;
@@ -158,7 +151,12 @@ function recount(days: OrderDays, order: OrderState): boolean {
   const before: Counted | null =
     order.counted_customer_remote_id === null || order.counted_customer_remote_id === undefined
       ? null
-      : { customer: order.counted_customer_remote_id, day: Number(order.counted_day), currency: String(order.counted_currency), amount: Number(order.counted_amount) };
+      : {
+          customer: order.counted_customer_remote_id,
+          day: Number(order.counted_day),
+          currency: String(order.counted_currency),
+          amount: Number(order.counted_amount),
+        };
   const after = countedOf(order);
   if (!days.move(before, after)) return false;
   order.counted_customer_remote_id = after?.customer ?? null;

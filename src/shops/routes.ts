@@ -15,15 +15,12 @@ const VipTierWindow = Type.Union([Type.Literal(TIER_WINDOWS[0]), Type.Literal(TI
   examples: ['lifetime'],
 });
 
-const VipTierMetric = Type.Union(
-  [Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])],
-  {
-    description:
-      "What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) " +
-      'or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background',
-    examples: ['points_earned'],
-  },
-);
+const VipTierMetric = Type.Union([Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])], {
+  description:
+    "What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) " +
+    'or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background',
+  examples: ['points_earned'],
+});
 const RetentionDays = Type.Union([Type.Integer({ minimum: 1, maximum: 3650 }), Type.Null()], {
   description: 'Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once',
   examples: [90],
@@ -123,7 +120,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
         const currency = request.body.currency === undefined ? before.currency : request.body.currency;
         if (metric === 'amount_spent' && currency === null) {
           const param = request.body.currency === null ? 'currency' : 'vip_tier_metric';
-          throw validationError([{ param, code: 'currency_required', message: 'vip_tier_metric amount_spent needs the shop\'s currency: set currency too' }]);
+          throw validationError([{ param, code: 'currency_required', message: "vip_tier_metric amount_spent needs the shop's currency: set currency too" }]);
         }
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);
         return { status: 200, body: { data: shopJson(shop!) } };

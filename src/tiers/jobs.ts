@@ -38,7 +38,12 @@ async function step(db: DB, shopId: number, after: number, now: number): Promise
       .orderBy('remote_id')
       .limit(ROWS)
       .execute();
-    const subjects = await tierSubjects(trx, shop, customers.map((c) => Number(c.remote_id)), now);
+    const subjects = await tierSubjects(
+      trx,
+      shop,
+      customers.map((c) => Number(c.remote_id)),
+      now,
+    );
     await retier(trx, shopId, subjects, now, await tiersOf(trx, shopId));
     const next = customers.length < ROWS ? null : Number(customers[customers.length - 1]!.remote_id);
     // Only if no tier changed meanwhile (which starts the shop over from 0).
@@ -87,7 +92,12 @@ async function releaseRetained(db: DB, shopId: number, now: number): Promise<num
       .limit(ROWS)
       .execute();
     if (due.length === 0) return 0;
-    const subjects = await tierSubjects(trx, (await getShop(trx, shopId))!, due.map((c) => Number(c.remote_id)), now);
+    const subjects = await tierSubjects(
+      trx,
+      (await getShop(trx, shopId))!,
+      due.map((c) => Number(c.remote_id)),
+      now,
+    );
     await retier(trx, shopId, subjects, now, await tiersOf(trx, shopId));
     return due.length;
   });

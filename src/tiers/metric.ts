@@ -25,7 +25,14 @@ export interface Counted {
 }
 
 /** What an order counts for the order metrics: a paid order of a customer, less its refunds. */
-export function countedOf(order: { customer_remote_id: number | null; financial_status: string; total: number; total_refunded: number; currency: string; placed_at: number }): Counted | null {
+export function countedOf(order: {
+  customer_remote_id: number | null;
+  financial_status: string;
+  total: number;
+  total_refunded: number;
+  currency: string;
+  placed_at: number;
+}): Counted | null {
   if (order.customer_remote_id === null) return null;
   if (order.financial_status !== 'paid' && order.financial_status !== 'partially_refunded') return null;
   return { customer: order.customer_remote_id, day: dayOf(order.placed_at), currency: order.currency, amount: Math.max(0, order.total - order.total_refunded) };
@@ -64,7 +71,13 @@ export class OrderDays {
   async write(trx: DB, shop: Shop, now: number): Promise<Map<number, { amount: number; orders: number }>> {
     const rows = [...this.rows.values()].filter((r) => r.amount !== 0 || r.orders !== 0);
     if (rows.length > 0)
-      await writeRows(trx, [{ insert: 'customer_order_days', rows, onConflict: { key: ['shop_id', 'customer_remote_id', 'day', 'currency'], update: [], add: ['amount', 'orders'] } }]);
+      await writeRows(trx, [
+        {
+          insert: 'customer_order_days',
+          rows,
+          onConflict: { key: ['shop_id', 'customer_remote_id', 'day', 'currency'], update: [], add: ['amount', 'orders'] },
+        },
+      ]);
     const start = windowStart(shop.vip_tier_window, now);
     const byCustomer = new Map<number, { amount: number; orders: number }>();
     for (const r of rows) {
@@ -106,7 +119,10 @@ interface SubjectRow {
 export const orderWindowKey = (shop: Shop, now: number): string => `${shop.vip_tier_basis}:${windowStart(shop.vip_tier_window, now)}`;
 
 /** A customer's value in the shop's metric (amount_spent in currency units), and as stored (hundredths). */
-export function metricValue(shop: Pick<Shop, 'vip_tier_metric'>, row: Pick<SubjectRow, 'points_earned_window' | 'amount_spent_window' | 'orders_count_window'>) {
+export function metricValue(
+  shop: Pick<Shop, 'vip_tier_metric'>,
+  row: Pick<SubjectRow, 'points_earned_window' | 'amount_spent_window' | 'orders_count_window'>,
+) {
   if (shop.vip_tier_metric === 'amount_spent') return { value: Number(row.amount_spent_window) / 100, stored: Number(row.amount_spent_window) };
   const n = Number(shop.vip_tier_metric === 'orders_count' ? row.orders_count_window : row.points_earned_window);
   return { value: n, stored: n };
@@ -167,10 +183,24 @@ function subjectOf(shop: Shop, row: SubjectRow): TierSubject {
   };
 }
 
-async function bringSums(trx: DB, shop: Shop, rows: SubjectRow[], now: number, deltas?: ReadonlyMap<number, { amount: number; orders: number }>): Promise<void> {
+async function bringSums(
+  trx: DB,
+  shop: Shop,
+  rows: SubjectRow[],
+  now: number,
+  deltas?: ReadonlyMap<number, { amount: number; orders: number }>,
+): Promise<void> {
   const key = orderWindowKey(shop, now);
   const stale = rows.filter((r) => r.order_window_key !== key);
-  const summed = stale.length === 0 ? new Map() : await sumOrderDays(trx, shop, stale.map((r) => Number(r.remote_id)), now);
+  const summed =
+    stale.length === 0
+      ? new Map()
+      : await sumOrderDays(
+          trx,
+          shop,
+          stale.map((r) => Number(r.remote_id)),
+          now,
+        );
   const writes: Record<string, unknown>[] = [];
   for (const row of rows) {
     const before = { amount: Number(row.amount_spent_window), orders: Number(row.orders_count_window) };

@@ -103,7 +103,11 @@ async function readRetained(trx: DB, shopId: number, subjects: readonly TierSubj
       .selectFrom('customers')
       .select(['remote_id', 'vip_tier_retained_until'])
       .where('shop_id', '=', shopId)
-      .where('remote_id', 'in', chunk.map((s) => s.remoteId))
+      .where(
+        'remote_id',
+        'in',
+        chunk.map((s) => s.remoteId),
+      )
       .execute();
     const found = new Map(rows.map((r) => [Number(r.remote_id), r.vip_tier_retained_until === null ? null : Number(r.vip_tier_retained_until)]));
     for (const s of chunk) s.retainedUntil = found.get(s.remoteId) ?? null;

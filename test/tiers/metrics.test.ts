@@ -10,12 +10,21 @@ import { createCustomers, createWebhook, grant, storedDeliveries } from '../webh
 // re-tiering in steps after a change of metric, and retention ending at its instant. Each
 // describe has its shop; its `it` blocks share it, in order.
 
-const orderOf = (t: TestContext) => async (id: number, customer: number, total: number, currency = 'EUR', status = 'paid', refunded = 0) => {
-  const res = await t.request('PUT', `${API}/orders/${id}`, {
-    body: { customer_remote_id: customer, total, currency, financial_status: status, total_refunded: refunded, placed_at: new Date(t.clock.now).toISOString() },
-  });
-  expect(res.statusCode, res.body).toBeLessThan(300);
-};
+const orderOf =
+  (t: TestContext) =>
+  async (id: number, customer: number, total: number, currency = 'EUR', status = 'paid', refunded = 0) => {
+    const res = await t.request('PUT', `${API}/orders/${id}`, {
+      body: {
+        customer_remote_id: customer,
+        total,
+        currency,
+        financial_status: status,
+        total_refunded: refunded,
+        placed_at: new Date(t.clock.now).toISOString(),
+      },
+    });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+  };
 const customerOf = (t: TestContext) => async (id: number) => (await t.request('GET', `${API}/customers/${id}`)).json().data;
 const tierOf = (t: TestContext) => async (id: number) => (await customerOf(t)(id)).vip_tier?.name ?? null;
 const historyOf = (t: TestContext) => async (id: number) =>
@@ -45,7 +54,12 @@ describe(`VIP tiers by amount spent (${TEST_DIALECT})`, () => {
     expect(res.statusCode).toBe(422);
     expect(errorOf(res).details).toEqual([expect.objectContaining({ param: 'vip_tier_metric', code: 'currency_required' })]);
     const ok = await t.request('PATCH', `${API}/shop`, { body: { vip_tier_metric: 'amount_spent', currency: 'EUR' } });
-    expect(ok.json().data).toMatchObject({ vip_tier_metric: 'amount_spent', currency: 'EUR', vip_tier_retention_days: null, restore_redeemed_points_on_refund: true });
+    expect(ok.json().data).toMatchObject({
+      vip_tier_metric: 'amount_spent',
+      currency: 'EUR',
+      vip_tier_retention_days: null,
+      restore_redeemed_points_on_refund: true,
+    });
     expect(ok.json().data).not.toHaveProperty('vip_tier_basis');
     const unset = await t.request('PATCH', `${API}/shop`, { body: { currency: null } });
     expect(errorOf(unset).details).toEqual([expect.objectContaining({ param: 'currency', code: 'currency_required' })]);

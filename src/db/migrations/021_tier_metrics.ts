@@ -16,7 +16,11 @@ import { shopTable } from './_schema.js';
 const DAY = 86_400_000;
 
 async function addColumns(db: Kysely<any>, table: string, columns: [string, string, (c: any) => any][]): Promise<void> {
-  for (const [name, type, build] of columns) await db.schema.alterTable(table).addColumn(name, type as never, build).execute();
+  for (const [name, type, build] of columns)
+    await db.schema
+      .alterTable(table)
+      .addColumn(name, type as never, build)
+      .execute();
 }
 
 export async function up(db: Kysely<any>): Promise<void> {

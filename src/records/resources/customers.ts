@@ -78,7 +78,7 @@ export const customers: Resource = {
         [Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.String({ examples: ['Gold'] }) }, { additionalProperties: false }), Type.Null()],
         {
           description:
-            "The highest VIP tier that vip_tier_progress.value reaches, or the tier kept until vip_tier_retained_until after a drop; null below every tier. " +
+            'The highest VIP tier that vip_tier_progress.value reaches, or the tier kept until vip_tier_retained_until after a drop; null below every tier. ' +
             'Changed by events, orders and as the window moves, never on a read',
         },
       ),
@@ -89,17 +89,17 @@ export const customers: Resource = {
       }),
       vip_tier_progress: Type.Object(
         {
-          metric: Type.Union(
-            [Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])],
-            { description: "The shop's vip_tier_metric: what value and the thresholds are in", examples: ['points_earned'] },
-          ),
+          metric: Type.Union([Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])], {
+            description: "The shop's vip_tier_metric: what value and the thresholds are in",
+            examples: ['points_earned'],
+          }),
           value: Type.Number({
-            description: 'What the tier is judged by, in the metric over the shop\'s vip_tier_window: points earned, amount spent (in the shop\'s currency) or orders',
+            description:
+              "What the tier is judged by, in the metric over the shop's vip_tier_window: points earned, amount spent (in the shop's currency) or orders",
             examples: [1450],
           }),
           points_earned: Type.Integer({
-            description:
-              "Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released), whatever the metric",
+            description: "Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released), whatever the metric",
             examples: [1450],
           }),
           next_tier: Type.Union(
@@ -145,7 +145,13 @@ export const customers: Resource = {
               : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
           vip_tier: tier === undefined ? null : { id: tier.id, name: tier.name },
           vip_tier_retained_until: rows[i]!.vip_tier_retained_until === null ? null : isoTime(Number(rows[i]!.vip_tier_retained_until)),
-          vip_tier_progress: tierProgress(tiers, shop.vip_tier_metric, metricValue(shop, { ...rows[i]!, points_earned_window: b.earnedWindow } as never).value, b.earnedWindow, tier?.id ?? null),
+          vip_tier_progress: tierProgress(
+            tiers,
+            shop.vip_tier_metric,
+            metricValue(shop, { ...rows[i]!, points_earned_window: b.earnedWindow } as never).value,
+            b.earnedWindow,
+            tier?.id ?? null,
+          ),
         };
       });
     },

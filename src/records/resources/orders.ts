@@ -58,7 +58,7 @@ export const orders: Resource = {
     total_refunded: money('Amount refunded so far, in currency (cumulative); 0 when left out', 0, { default: 0 }),
     discount_codes: list(
       "Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, " +
-        "voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing",
+        'voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing',
       ['SUMMER-7KQ2M9XH4RTC'],
       20,
       255,
