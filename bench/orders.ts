@@ -71,7 +71,9 @@ const REFERRALS = 5_000;
  * REFERRALS pending referrals whose friends (customers without orders yet) the import's first
  * paid orders complete. Waits until the shop's customers are tiered.
  */
-async function createProgramme(url: string, token: string): Promise<void> {
+async function createProgramme(url: string, token: string, metric: string): Promise<void> {
+  // Tiers judged by the amount spent (in euros, the thresholds as they are) keep the order days and each customer's sums.
+  if (metric !== 'points_earned') await api(url, token, 'PATCH', 'shop', { vip_tier_metric: metric, currency: 'EUR' });
   await api(url, token, 'POST', 'earning_rules', { kind: 'order', points_per_unit: 1, unit_amount: 1 });
   await api(url, token, 'POST', 'earning_rules', { kind: 'referral_referrer', points_amount: 500 });
   await api(url, token, 'POST', 'earning_rules', { kind: 'referral_friend', points_amount: 200 });
@@ -98,10 +100,12 @@ async function retiered(url: string, token: string, tierId: number, timeoutMs: n
 }
 
 export const orders: Benchmark = {
-  description: 'loyalty import of paid orders with an order rule vs --no-earn; PUT /orders with and without the rule [count, default 1000000]',
+  description:
+    'loyalty import of paid orders with an order rule vs --no-earn; PUT /orders with and without the rule [count, default 1000000] [vip_tier_metric, default amount_spent]',
   async run(args) {
     if (!wrkAvailable()) throw new Error('wrk is not installed: apt-get install -y wrk');
     const count = args[0] ? Number(args[0]) : 1_000_000;
+    const metric = args[1] ?? 'amount_spent';
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loyalty-orders-'));
     try {
       const customersFile = path.join(dir, 'customers.ndjson');
@@ -128,7 +132,7 @@ export const orders: Benchmark = {
         if (earn) {
           const server = await startServer(databaseUrl, { EXPIRY_SWEEP_INTERVAL_MS: '0' });
           try {
-            await createProgramme(server.url, shop.token);
+            await createProgramme(server.url, shop.token, metric);
           } finally {
             await server.stop();
           }
@@ -142,7 +146,7 @@ export const orders: Benchmark = {
       const [plain, earned] = runs as [(typeof runs)[0], (typeof runs)[0]];
       const lines = [
         `orders on sqlite: loyalty import of ${count.toLocaleString('en-US')} paid orders over ${CUSTOMERS.toLocaleString('en-US')} customers`,
-        `  (earning: the order rule, ${TIERS.length} VIP tiers, both referral rules and ${REFERRALS.toLocaleString('en-US')} pending referrals)`,
+        `  (earning: the order rule, ${TIERS.length} VIP tiers by ${metric}, both referral rules and ${REFERRALS.toLocaleString('en-US')} pending referrals)`,
       ];
       for (const r of runs)
         lines.push(`  ${r.name.padEnd(22)}${`${r.seconds.toFixed(1)} s`.padStart(10)}${`${(r.imported / r.seconds).toFixed(0)} orders/s`.padStart(18)}`);

@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Update the shop's settings
-         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background. A new timezone moves the days of reports. Switching points_expiry_mode to inactivity, or changing points_inactivity_days, starts a grace: no balance falls due before a full period afterwards.
+         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window, vip_tier_metric or currency re-tiers every customer in the background. A new timezone moves the days of reports.
          */
         patch: operations["updateShop"];
         trace?: never;
@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * List VIP tiers
-         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, created_at or updated_at.
+         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, threshold, created_at or updated_at.
          */
         get: operations["getVipTiers"];
         put?: never;
@@ -535,26 +535,6 @@ export interface paths {
          * @description One customer's ledger, with the same pagination and filters as the shop's.
          */
         get: operations["getCustomersByCustomerIdentifierPointsEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merchant_api/v1/customers/{customer_identifier}/lots": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a customer's open lots
-         * @description Why the balance is what it is: each open lot, its granting event and what remains. Sort expires_at: the order deductions use them.
-         */
-        get: operations["getCustomersByCustomerIdentifierLots"];
         put?: never;
         post?: never;
         delete?: never;
@@ -860,7 +840,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Every event queued for this webhook, newest last, with each attempt's status code and error; `status` narrows to pending, delivered or failed ones. Delivered and failed deliveries are kept 30 days by default.
+         * @description Every event queued for this webhook, newest last, with each attempt's status code and error. Delivered and failed deliveries are kept 30 days by default.
          */
         get: operations["getWebhooksByIdDeliveries"];
         put?: never;
@@ -1285,34 +1265,28 @@ export interface components {
              */
             vip_tier_window: "lifetime" | "calendar_year" | "rolling_12_months";
             /**
+             * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
+             * @example points_earned
+             * @enum {string}
+             */
+            vip_tier_metric: "points_earned" | "amount_spent" | "orders_count";
+            /**
+             * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
+             * @example 90
+             */
+            vip_tier_retention_days: number | null;
+            /**
+             * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
+             * @example EUR
+             */
+            currency: string | null;
+            /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
+            restore_redeemed_points_on_refund: boolean;
+            /**
              * @description IANA zone of the days of reports
              * @example Europe/Berlin
              */
             timezone: string;
-            /**
-             * @description per_lot: each grant's points and credits expire at their own expires_at. inactivity: a customer's whole available balance expires points_inactivity_days after their last grant, deduction or redemption (lots keep their own expiry too)
-             * @example inactivity
-             * @enum {string}
-             */
-            points_expiry_mode: "per_lot" | "inactivity";
-            /**
-             * @description Days without activity after which the balance expires (inactivity mode)
-             * @example 365
-             */
-            points_inactivity_days: number | null;
-            /**
-             * Format: date-time
-             * @description When inactivity expiry was switched on or its period last changed: no balance falls due before a full period after it
-             */
-            points_inactivity_since: string | null;
-            /**
-             * @description Days before an expiry that the points.expiring webhook is sent: up to 3 distinct numbers, largest first
-             * @example [
-             *       30,
-             *       7
-             *     ]
-             */
-            expiry_reminder_days: number[];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1400,17 +1374,34 @@ export interface components {
                  */
                 expires_at: string;
             } | null;
-            /** @description The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read */
+            /** @description The highest VIP tier that vip_tier_progress.value reaches, or the tier kept until vip_tier_retained_until after a drop; null below every tier. Changed by events, orders and as the window moves, never on a read */
             vip_tier: {
                 /** @example 3 */
                 id: number;
                 /** @example Gold */
                 name: string;
             } | null;
+            /**
+             * Format: date-time
+             * @description The customer dropped below vip_tier and keeps it until then (the shop's vip_tier_retention_days); the re-tiering job moves them at that instant. Null when not retained
+             * @example null
+             */
+            vip_tier_retained_until: string | null;
             /** @description How far the customer is from the next tier */
             vip_tier_progress: {
                 /**
-                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by
+                 * @description The shop's vip_tier_metric: what value and the thresholds are in
+                 * @example points_earned
+                 * @enum {string}
+                 */
+                metric: "points_earned" | "amount_spent" | "orders_count";
+                /**
+                 * @description What the tier is judged by, in the metric over the shop's vip_tier_window: points earned, amount spent (in the shop's currency) or orders
+                 * @example 1450
+                 */
+                value: number;
+                /**
+                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released), whatever the metric
                  * @example 1450
                  */
                 points_earned: number;
@@ -1418,10 +1409,18 @@ export interface components {
                 next_tier: {
                     id: number;
                     name: string;
+                    /** @description In the metric */
+                    threshold: number;
+                    /** @description Alias of threshold */
                     points_threshold: number;
                 } | null;
                 /**
-                 * @description Points still to earn to reach next_tier; 0 when there is none
+                 * @description What is still needed in the metric to reach next_tier; 0 when there is none
+                 * @example 3550
+                 */
+                needed: number;
+                /**
+                 * @description Alias of needed (points when the metric is points_earned)
                  * @example 3550
                  */
                 points_needed: number;
@@ -1470,6 +1469,13 @@ export interface components {
              * @example 0
              */
             total_refunded: number;
+            /**
+             * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
+             * @example [
+             *       "SUMMER-7KQ2M9XH4RTC"
+             *     ]
+             */
+            discount_codes: string[];
             /**
              * Format: date-time
              * @description When the customer placed the order; pending points are released points_pending_days after it
@@ -1683,7 +1689,7 @@ export interface components {
         };
         /**
          * VipTier
-         * @description A customer's tier is the highest one whose points_threshold their points earned reach, recomputed with every event that changes them. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
+         * @description A customer's tier is the highest one whose threshold their value in the shop's vip_tier_metric reaches, recomputed with every write that changes it; one who drops below keeps the tier for vip_tier_retention_days. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
          */
         VipTier: {
             /**
@@ -1697,10 +1703,15 @@ export interface components {
              */
             name: string;
             /**
-             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
+             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
              * @example 1000
              */
             points_threshold: number;
+            /**
+             * @description Alias of points_threshold
+             * @example 1000
+             */
+            threshold: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -1798,7 +1809,7 @@ export interface components {
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1831,7 +1842,7 @@ export interface components {
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1989,32 +2000,6 @@ export interface components {
              */
             order_remote_id: number | null;
         };
-        /**
-         * Lot
-         * @description An open lot: something left, not expired. The remainders of open lots add up to the available balances.
-         */
-        Lot: {
-            id: number;
-            /** @enum {unknown} */
-            kind: "points" | "credits";
-            /** @description What the grant put in: points, or store credit to the hundredth */
-            amount: number;
-            /** @description What is left of it now */
-            remaining: number;
-            /** Format: date-time */
-            expires_at: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /** @description The event that granted the lot */
-            points_event: {
-                id: number;
-                /** @enum {unknown} */
-                source: "manual" | "custom_action" | "visit_url" | "referral_complete" | "instagram_follow" | "tiktok_follow" | "facebook_like" | "facebook_share" | "twitter_follow" | "twitter_share" | "order" | "refund" | "signup" | "birthday" | "review" | "import" | "expiration" | "reversal" | "reward_redemption" | "subscription_billing";
-                /** Format: date-time */
-                applied_at: string;
-                internal_note: string | null;
-            };
-        };
         /** Redemption */
         Redemption: {
             /** @example 31 */
@@ -2047,7 +2032,7 @@ export interface components {
              */
             code: string;
             /**
-             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use); voided: the points were given back (POST /redemptions/{id}/void)
+             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use, or an order that lists it in discount_codes); voided: the points were given back (POST /redemptions/{id}/void, or the order that used the code was refunded, voided or cancelled)
              * @example issued
              * @enum {unknown}
              */
@@ -2073,6 +2058,11 @@ export interface components {
              * @example null
              */
             used_at: string | null;
+            /**
+             * @description The order that used the code (it listed it in discount_codes); null when no order did
+             * @example null
+             */
+            order_remote_id: number | null;
             /**
              * Format: date-time
              * @example null
@@ -2153,7 +2143,18 @@ export interface components {
                 name: string | null;
             } | null;
             /**
-             * @description The points earned the new tier was judged by
+             * @description The shop's vip_tier_metric when the tier changed
+             * @example points_earned
+             * @enum {string}
+             */
+            metric: "points_earned" | "amount_spent" | "orders_count";
+            /**
+             * @description The value in that metric the new tier was judged by (amount_spent in currency units)
+             * @example 5120
+             */
+            value: number;
+            /**
+             * @description The points earned the new tier was judged by; 0 when the metric was another
              * @example 5120
              */
             points_earned: number;
@@ -2193,7 +2194,7 @@ export interface components {
             /** @example evt_3kTq9VbX2mLw8pZr1a4c */
             event_id: string;
             /** @enum {string} */
-            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * @description pending until the endpoint answers 2xx (delivered) or every retry has failed (failed, after about 3 days)
              * @enum {string}
@@ -2239,7 +2240,7 @@ export interface components {
              * @description What happened
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /** @example 1 */
             shop_id: number;
             /**
@@ -2433,12 +2434,17 @@ export interface components {
                 name: string;
             } | null;
             vip_tier_progress: {
+                /** @enum {string} */
+                metric: "points_earned" | "amount_spent" | "orders_count";
+                value: number;
                 points_earned: number;
                 next_tier: {
                     id: number;
                     name: string;
+                    threshold: number;
                     points_threshold: number;
                 } | null;
+                needed: number;
                 points_needed: number;
             };
             next_expiry: {
@@ -2544,10 +2550,15 @@ export interface components {
              */
             name?: string;
             /**
-             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
+             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
              * @example 1000
              */
             points_threshold?: number;
+            /**
+             * @description Alias of points_threshold
+             * @example 1000
+             */
+            threshold?: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -2561,7 +2572,7 @@ export interface components {
              * @example points_event.created
              * @enum {string}
              */
-            topic?: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic?: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -3339,26 +3350,28 @@ export interface operations {
                      */
                     vip_tier_window?: "lifetime" | "calendar_year" | "rolling_12_months";
                     /**
+                     * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
+                     * @example points_earned
+                     * @enum {string}
+                     */
+                    vip_tier_metric?: "points_earned" | "amount_spent" | "orders_count";
+                    /**
+                     * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
+                     * @example 90
+                     */
+                    vip_tier_retention_days?: number | null;
+                    /**
+                     * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
+                     * @example EUR
+                     */
+                    currency?: string | null;
+                    /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
+                    restore_redeemed_points_on_refund?: boolean;
+                    /**
                      * @description IANA zone of the days of reports
                      * @example Europe/Berlin
                      */
                     timezone?: string;
-                    /**
-                     * @description per_lot: each grant's points and credits expire at their own expires_at. inactivity: a customer's whole available balance expires points_inactivity_days after their last grant, deduction or redemption (lots keep their own expiry too)
-                     * @example inactivity
-                     * @enum {string}
-                     */
-                    points_expiry_mode?: "per_lot" | "inactivity";
-                    /** @example 365 */
-                    points_inactivity_days?: number | null;
-                    /**
-                     * @description Days before an expiry that the points.expiring webhook is sent: up to 3 distinct numbers, largest first
-                     * @example [
-                     *       30,
-                     *       7
-                     *     ]
-                     */
-                    expiry_reminder_days?: number[];
                 };
             };
         };
@@ -3722,6 +3735,13 @@ export interface operations {
                      * @example 0
                      */
                     total_refunded?: number;
+                    /**
+                     * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
+                     * @example [
+                     *       "SUMMER-7KQ2M9XH4RTC"
+                     *     ]
+                     */
+                    discount_codes?: string[];
                     /**
                      * Format: date-time
                      * @description When the customer placed the order; pending points are released points_pending_days after it
@@ -4231,7 +4251,7 @@ export interface operations {
                 /** @description Offset mode: records per page; when present, since_id and limit are ignored */
                 "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
                 /** @description Offset mode: field to sort by (ties by ID) */
-                "sort[order_type]"?: "id" | "name" | "points_threshold" | "created_at" | "updated_at";
+                "sort[order_type]"?: "id" | "name" | "points_threshold" | "threshold" | "created_at" | "updated_at";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
             };
@@ -4277,7 +4297,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name" | "points_threshold">;
+                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name">;
             };
         };
         responses: {
@@ -5084,55 +5104,6 @@ export interface operations {
             default: components["responses"]["OtherError"];
         };
     };
-    getCustomersByCustomerIdentifierLots: {
-        parameters: {
-            query?: {
-                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
-                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
-                /** @description Cursor mode: records per page */
-                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
-                /** @description Offset mode: page number */
-                "pagination[page]"?: components["parameters"]["PaginationPage"];
-                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
-                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
-                /** @description Offset mode: field to sort by (ties by ID) */
-                "sort[order_type]"?: "id" | "expires_at";
-                /** @description Offset mode: sort direction */
-                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
-                /** @description Only lots of points, or of store credit */
-                kind?: "points" | "credits";
-            };
-            header?: never;
-            path: {
-                /** @description The customer's remote_id, or e-mail address (case-insensitive) */
-                customer_identifier: components["parameters"]["CustomerIdentifierInPath"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        links: components["schemas"]["ListLinks"];
-                        data: components["schemas"]["Lot"][];
-                    };
-                };
-            };
-            400: components["responses"]["InvalidQueryParameter"];
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            default: components["responses"]["OtherError"];
-        };
-    };
     getOrdersByRemoteIdPointsEvents: {
         parameters: {
             query?: {
@@ -5841,8 +5812,6 @@ export interface operations {
                 "sort[order_type]"?: "id";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
-                /** @description Only the deliveries in this status (failed: those to look at and retry) */
-                status?: "pending" | "delivered" | "failed";
             };
             header?: never;
             path: {

@@ -1,3 +1,4 @@
+import { shopJson } from '../shops/routes.js';
 import type { Command } from 'commander';
 import { isoTime } from '../clock.js';
 import { countShopRows, ERASURE_CHUNK_ROWS, eraseShop } from '../shops/erasure.js';
@@ -30,9 +31,8 @@ function shopName(value: string): string {
   return name;
 }
 
-function shopView(shop: Shop) {
-  return { ...shop, created_at: isoTime(shop.created_at), updated_at: isoTime(shop.updated_at) };
-}
+/** The shop as GET /shop shows it. */
+const shopView = (shop: Shop) => shopJson(shop);
 
 const SHOP_COLUMNS = ['id', 'name', 'per_event_expiry', 'points_expiry_days', 'timezone', 'created_at'];
 

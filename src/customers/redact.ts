@@ -190,9 +190,10 @@ export async function redactCustomer(trx: DB, shopId: number, identifier: string
     updated_at: now,
   });
   await rekey('points_events', 'customer_remote_id', { internal_note: null, external_note: null });
-  for (const table of ['points_lots', 'customer_earned_days', 'redemptions', 'vip_tier_changes', 'subscription_contracts', 'orders'])
+  for (const table of ['points_lots', 'customer_earned_days', 'customer_order_days', 'redemptions', 'vip_tier_changes', 'subscription_contracts', 'orders'])
     await rekey(table, 'customer_remote_id');
   await rekey('orders', 'points_customer_remote_id');
+  await rekey('orders', 'counted_customer_remote_id');
   // Their pending referrals, as referrer or as the friend, can no longer complete: paying an
   // anonymous customer, or for a friend who asked to be forgotten, is nobody's intent.
   await trx

@@ -27,6 +27,17 @@ export interface ShopsTable {
   points_inactivity_since?: number | null;
   /** A JSON array of numbers of days. */
   expiry_reminder_days: Generated<string>;
+  // Migration 021 (docs/earning.md, "VIP tiers"):
+  /** points_earned, amount_spent or orders_count. */
+  vip_tier_metric: Generated<string>;
+  /** Days a customer who drops below their tier keeps it; null for none. */
+  vip_tier_retention_days?: number | null;
+  /** The ISO 4217 currency amount_spent counts. */
+  currency?: string | null;
+  /** Moved on with every change of metric or currency: customers' order sums of an older basis are made again. */
+  vip_tier_basis: Generated<number>;
+  /** 1: a refunded, voided or cancelled order voids the redemption whose code it used. */
+  restore_redeemed_points_on_refund: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -86,6 +97,13 @@ export interface CustomersTable {
   points_earned_window: Generated<number>;
   /** The first day (days since 1970, UTC) of the window points_earned_window sums. */
   tier_window_from: Generated<number>;
+  /** Until when the customer keeps a tier their metric dropped below (migration 021). */
+  vip_tier_retained_until: Generated<number | null>;
+  /** Paid totals less refunds (hundredths of the shop's currency) and paid orders, in the window, for order_window_key. */
+  amount_spent_window: Generated<number>;
+  orders_count_window: Generated<number>;
+  /** `basis:first day` of the shop the order sums were made for; null: never made. */
+  order_window_key: Generated<string | null>;
   /** The earliest expiry among lots that still hold something (possibly already past). */
   next_expiry_at: number | null;
   /** What remains in the points lots expiring at next_expiry_at. */
@@ -195,6 +213,13 @@ export interface OrdersTable extends Timestamps {
   /** Earned points not spendable until pending_release_at. */
   points_pending: Generated<number>;
   pending_release_at: number | null;
+  /** A JSON array of the codes the order used (migration 021). */
+  discount_codes?: string | null;
+  /** What the order counts in customer_order_days: for whom, on which day, in which currency, how much. */
+  counted_customer_remote_id?: number | null;
+  counted_day?: number | null;
+  counted_currency?: string | null;
+  counted_amount?: Generated<number>;
 }
 
 export interface SubscriptionContractsTable extends Timestamps {
@@ -265,6 +290,8 @@ export interface RedemptionsTable extends Timestamps {
   void_event_id: number | null;
   used_at: number | null;
   voided_at: number | null;
+  /** The order that used the code (migration 021). */
+  order_remote_id: number | null;
 }
 
 export interface VipTiersTable extends Timestamps {
@@ -288,6 +315,8 @@ export interface VipTierChangesTable {
   to_tier_name: string | null;
   /** The points earned that the new tier was judged by. */
   points_earned: number;
+  /** The shop's vip_tier_metric then; points_earned holds its value (amount_spent in hundredths). */
+  metric?: string;
   created_at: number;
 }
 
@@ -359,6 +388,16 @@ export interface CustomerEarnedDaysTable {
   /** Days since 1970-01-01, UTC. */
   day: number;
   points: number;
+}
+
+/** Per customer, day and currency: paid order totals less refunds (hundredths) and paid orders (migration 021). */
+export interface CustomerOrderDaysTable {
+  shop_id: number;
+  customer_remote_id: number;
+  day: number;
+  currency: string;
+  amount: number;
+  orders: number;
 }
 
 /** A customer erased by DELETE /customers/{remote_id}: no more than that it happened. */
@@ -472,6 +511,7 @@ export interface Tables {
   customers: CustomersTable;
   customer_redactions: CustomerRedactionsTable;
   customer_earned_days: CustomerEarnedDaysTable;
+  customer_order_days: CustomerOrderDaysTable;
   points_events: PointsEventsTable;
   points_lots: PointsLotsTable;
   lot_consumptions: LotConsumptionsTable;

@@ -4,7 +4,8 @@ import { emailsOf } from '../customers/repository.js';
 import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { getShop } from '../shops/repository.js';
-import { retier, tierSubject, TIER_SUBJECT_COLUMNS, tiersOf } from '../tiers/tiers.js';
+import { tierSubjects } from '../tiers/metric.js';
+import { retier, tiersOf } from '../tiers/tiers.js';
 import { nextBirthday } from './birthday.js';
 import { postWithEffects } from './effects.js';
 import { settleOrders } from './orders.js';
@@ -25,15 +26,7 @@ export interface CustomerWrite {
 async function retierNew(trx: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<void> {
   const tiers = await tiersOf(trx, shopId);
   if (tiers.length === 0) return;
-  for (let i = 0; i < remoteIds.length; i += 500) {
-    const rows = await trx
-      .selectFrom('customers')
-      .select(TIER_SUBJECT_COLUMNS)
-      .where('shop_id', '=', shopId)
-      .where('remote_id', 'in', remoteIds.slice(i, i + 500))
-      .execute();
-    await retier(trx, shopId, rows.map(tierSubject), now, tiers);
-  }
+  await retier(trx, shopId, await tierSubjects(trx, (await getShop(trx, shopId))!, remoteIds, now), now, tiers);
 }
 
 /** Gives new customers their referral codes, unique in the shop (a clash is drawn again). */

@@ -1,13 +1,14 @@
 import type { DB } from '../db/tables.js';
 import { postEvents } from '../ledger/post.js';
 import type { Posted, Posting, PostOptions } from '../ledger/posting.js';
+import { getShop } from '../shops/repository.js';
 import { retier, tiersOf } from '../tiers/tiers.js';
 
 // What follows a posting in the programme (ARCHITECTURE.md, "How a write flows"):
 // the code that owns a write posts through the ledger and then calls these, in the same
 // transaction, explicitly. The ledger says what changed (each customer's balances before and
 // after); a customer whose points earned in the tier window moved is given the tier they
-// reach. Pending points are the ledger's own (PostOptions.pending); a first paid order's
+// reach, when the shop's tiers are judged by points earned. Pending points are the ledger's own (PostOptions.pending); a first paid order's
 // referral is completed by the order's settlement (orders.ts), after this.
 
 export interface Effects {
@@ -21,7 +22,9 @@ export interface Effects {
  * tiers, when the postings move points (`movesPoints`).
  */
 export async function postingEffects(trx: DB, shopId: number, movesPoints: boolean): Promise<Effects> {
-  const tiers = movesPoints ? await tiersOf(trx, shopId) : [];
+  // Tiers judged by another metric follow the orders (orders.ts), not the points.
+  const byPoints = movesPoints && (await getShop(trx, shopId))!.vip_tier_metric === 'points_earned';
+  const tiers = byPoints ? await tiersOf(trx, shopId) : [];
   return {
     async follow(posted, now) {
       if (tiers.length === 0) return;
@@ -30,7 +33,7 @@ export async function postingEffects(trx: DB, shopId: number, movesPoints: boole
       await retier(
         trx,
         shopId,
-        moved.map((c) => ({ remoteId: c.remoteId, email: c.email, earned: c.after.earnedWindow, tierId: c.before.tierId })),
+        moved.map((c) => ({ remoteId: c.remoteId, email: c.email, value: c.after.earnedWindow, stored: c.after.earnedWindow, tierId: c.before.tierId })),
         now,
         tiers,
       );

@@ -7,7 +7,8 @@ import { orderGrantTimes } from '../ledger/events-repository.js';
 import { posting, type Posting } from '../ledger/posting.js';
 import { completeReferralsOf } from '../referrals/service.js';
 import { getShop, type Shop } from '../shops/repository.js';
-import { tiersOf } from '../tiers/tiers.js';
+import { countedOf, OrderDays, tierSubjects, type Counted } from '../tiers/metric.js';
+import { retier, tiersOf } from '../tiers/tiers.js';
 import { postWithEffects } from './effects.js';
 import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule } from './rules.js';
 
@@ -17,6 +18,9 @@ import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule
 // the shop has them), and refunds take back a share of what it earned, cumulatively, pending
 // points first, never below zero. Re-sending an order in any order of arrival changes
 // nothing twice: every step compares the order's target with what its ledger state records.
+// What the order counts for the order metrics of VIP tiers (amount spent, orders paid) follows
+// the same way: the order records what it counted, and the customer's order days move by the
+// difference (tiers/metric.ts).
 
 /** Statuses in which the order was paid: it earns, and refunds take back. */
 const PAID = new Set(['paid', 'partially_refunded', 'refunded']);
@@ -37,9 +41,13 @@ const LEDGER_COLUMNS = [
   'credits_unrecovered',
   'points_pending',
   'pending_release_at',
+  'counted_customer_remote_id',
+  'counted_day',
+  'counted_currency',
+  'counted_amount',
 ] as const;
 
-const NUMERIC = ['remote_id', 'customer_remote_id', 'total', 'placed_at', 'total_refunded', ...LEDGER_COLUMNS] as const;
+const NUMERIC = ['remote_id', 'customer_remote_id', 'total', 'placed_at', 'total_refunded', ...LEDGER_COLUMNS.filter((c) => c !== 'counted_currency')] as const;
 
 function toState(row: Record<string, unknown>): OrderState {
   const out = { ...row } as Record<string, unknown>;
@@ -68,7 +76,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
       trx,
       trx
         .selectFrom('orders')
-        .select([...NUMERIC, 'currency', 'financial_status'])
+        .select([...NUMERIC, 'currency', 'financial_status', 'counted_currency'])
         .where('shop_id', '=', shopId)
         .where('remote_id', 'in', chunk)
         .orderBy('remote_id'),
@@ -100,6 +108,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const pendingDelta = new Map<number, number>();
   const addPending = (customer: number, delta: number) => pendingDelta.set(customer, (pendingDelta.get(customer) ?? 0) + delta);
   const settlement: Settlement = { shop, now, known, available, postings, addPending };
+  const days = new OrderDays(shopId);
   for (const order of rows) {
     // Settling changes the ledger columns only, and only where earn or clawBack says so.
     let settled = false;
@@ -111,6 +120,7 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
         paidBy.set(buyer, { remoteId: buyer, email: known.get(buyer) ?? null });
     }
     if (order.earned_at !== null && order.points_customer_remote_id !== null && clawBack(settlement, order)) settled = true;
+    if (recount(days, order)) settled = true;
     if (settled) changed.push(order);
   }
   // The ledger writes the pending points with the balances.
@@ -131,8 +141,39 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
       return row;
     }),
   );
+  await followOrderDays(trx, shop, days, now);
   await completeReferralsOf(trx, shopId, [...paidBy.values()], now);
   return postings.length;
+}
+
+/** Moves what the order counts in its customer's order days; returns whether it changed. */
+function recount(days: OrderDays, order: OrderState): boolean {
+  const before: Counted | null =
+    order.counted_customer_remote_id === null || order.counted_customer_remote_id === undefined
+      ? null
+      : {
+          customer: order.counted_customer_remote_id,
+          day: Number(order.counted_day),
+          currency: String(order.counted_currency),
+          amount: Number(order.counted_amount),
+        };
+  const after = countedOf(order);
+  if (!days.move(before, after)) return false;
+  order.counted_customer_remote_id = after?.customer ?? null;
+  order.counted_day = after?.day ?? null;
+  order.counted_currency = after?.currency ?? null;
+  order.counted_amount = after?.amount ?? 0;
+  return true;
+}
+
+/** Writes the order days' changes; with an order metric, the customers whose sums moved get the tier they reach. */
+async function followOrderDays(trx: DB, shop: Shop, days: OrderDays, now: number): Promise<void> {
+  if (days.size === 0) return;
+  const deltas = await days.write(trx, shop, now);
+  if (shop.vip_tier_metric === 'points_earned') return;
+  const tiers = await tiersOf(trx, shop.id);
+  const subjects = await tierSubjects(trx, shop, [...deltas.keys()], now, deltas);
+  if (tiers.length > 0) await retier(trx, shop.id, subjects, now, tiers);
 }
 
 /**

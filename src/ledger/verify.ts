@@ -168,13 +168,29 @@ const CHECKS: Check[] = [
         and not exists (select 1 from customers c where c.shop_id = e.shop_id and c.remote_id = e.customer_remote_id)`,
   },
   {
-    name: 'each customer holds the highest tier their points earned in the window reach (shops not being re-tiered)',
+    name: "each day's order sums = what the orders count on that day (customer_order_days)",
+    query: (shop) => sql`select coalesce(d.shop_id, x.shop_id) as shop_id,
+        'customer ' || cast(coalesce(d.customer_remote_id, x.customer_remote_id) as text) || ', day ' || cast(coalesce(d.day, x.day) as text) || ' ' || coalesce(d.currency, x.currency) as subject,
+        cast(coalesce(x.amount, 0) as text) || ' in ' || cast(coalesce(x.orders, 0) as text) || ' orders' as expected,
+        cast(coalesce(d.amount, 0) as text) || ' in ' || cast(coalesce(d.orders, 0) as text) || ' orders' as actual
+      from (select * from customer_order_days where amount <> 0 or orders <> 0) d
+      full join (select shop_id, counted_customer_remote_id as customer_remote_id, counted_day as day, counted_currency as currency,
+          sum(counted_amount) as amount, count(*) as orders from orders where counted_customer_remote_id is not null
+          group by shop_id, counted_customer_remote_id, counted_day, counted_currency) x
+        on x.shop_id = d.shop_id and x.customer_remote_id = d.customer_remote_id and x.day = d.day and x.currency = d.currency
+      where ${shop('coalesce(d.shop_id, x.shop_id)')} and (coalesce(d.amount, 0) <> coalesce(x.amount, 0) or coalesce(d.orders, 0) <> coalesce(x.orders, 0))`,
+  },
+  {
+    name: "each customer holds the highest tier their value in the shop's metric reaches, or one retained (shops not being re-tiered)",
     query: (
       shop,
     ) => sql`select c.shop_id, ${customer} as subject, coalesce(cast(c.expected as text), 'none') as expected, coalesce(cast(c.vip_tier_id as text), 'none') as actual
-      from (select c.*, (select t.id from vip_tiers t where t.shop_id = c.shop_id and t.points_threshold <= c.points_earned_window order by t.points_threshold desc limit 1) as expected
+      from (select c.*, (select t.id from vip_tiers t where t.shop_id = c.shop_id
+          and t.points_threshold * (case when s.vip_tier_metric = 'amount_spent' then 100 else 1 end)
+            <= (case s.vip_tier_metric when 'amount_spent' then c.amount_spent_window when 'orders_count' then c.orders_count_window else c.points_earned_window end)
+          order by t.points_threshold desc limit 1) as expected
         from customers c join shops s on s.id = c.shop_id and s.retier_after is null) c
-      where ${shop('c.shop_id')} and coalesce(c.expected, -1) <> coalesce(c.vip_tier_id, -1)`,
+      where ${shop('c.shop_id')} and coalesce(c.expected, -1) <> coalesce(c.vip_tier_id, -1) and c.vip_tier_retained_until is null`,
   },
   {
     name: 'each redemption spent its points_spent by its own reward_redemption event',

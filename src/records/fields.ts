@@ -38,6 +38,8 @@ interface Common {
    * e-mail (records/customer-identifier.ts). One field per resource at most.
    */
   customerIdentifier?: boolean;
+  /** Another name of the field: accepted on write instead of it (not both, unless equal), shown beside it. */
+  alias?: string;
 }
 
 export type Field = Common &
@@ -48,6 +50,8 @@ export type Field = Common &
     | { kind: 'money'; minimum: number; maximum: number }
     | { kind: 'time' }
     | { kind: 'boolean' }
+    /** A list of strings, stored as a JSON array; shown as [] when none. */
+    | { kind: 'list'; maxItems: number; maxLength: number }
     /** Generated on create (`prefix` + random), stored, and shown only in the create response. */
     | { kind: 'secret'; prefix: string }
   );
@@ -105,6 +109,8 @@ export function inputSchema(name: string, field: Field): TSchema {
       );
     case 'boolean':
       return Type.Unsafe(nullable({ type: 'boolean', ...meta }, field));
+    case 'list':
+      return Type.Unsafe({ type: 'array', maxItems: field.maxItems, items: { type: 'string', minLength: 1, maxLength: field.maxLength }, ...meta });
     case 'secret':
       throw new Error(`${name}: secrets are generated, never sent`);
   }
@@ -127,6 +133,8 @@ export function outputSchema(field: Field): TSchema {
       return type('string', { format: 'date-time' });
     case 'boolean':
       return type('boolean');
+    case 'list':
+      return Type.Unsafe({ type: 'array', items: { type: 'string' }, ...meta });
     case 'secret':
       return type('string');
   }
@@ -155,6 +163,8 @@ export function toColumn(field: Field, value: unknown): unknown {
       return parseTime(value as string);
     case 'boolean':
       return value ? 1 : 0;
+    case 'list':
+      return (value as string[]).length === 0 ? null : JSON.stringify(value);
     default:
       return value;
   }
@@ -162,6 +172,7 @@ export function toColumn(field: Field, value: unknown): unknown {
 
 /** A column value to its JSON value. */
 export function toJsonValue(field: Field, value: unknown): unknown {
+  if (field.kind === 'list') return value === null || value === undefined ? [] : (JSON.parse(String(value)) as string[]);
   if (value === null || value === undefined) return null;
   switch (field.kind) {
     case 'money':
@@ -216,4 +227,11 @@ export const money = (description: string, example: number, opts: Opts & { minim
 });
 export const time = (description: string, example: string, opts: Opts = {}): Field => ({ kind: 'time', description, example, ...opts });
 export const boolean = (description: string, example: boolean, opts: Opts = {}): Field => ({ kind: 'boolean', description, example, ...opts });
+export const list = (description: string, example: string[], maxItems: number, maxLength: number): Field => ({
+  kind: 'list',
+  description,
+  example,
+  maxItems,
+  maxLength,
+});
 export const secret = (description: string, prefix: string): Field => ({ kind: 'secret', description, example: `${prefix}3kTq9…`, prefix });

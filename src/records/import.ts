@@ -80,14 +80,30 @@ function fromCsv(r: Resource, record: Record<string, string>): Row {
     if (text === '' && (name === CUSTOMER_IDENTIFIER || name === identified)) continue;
     const field = name === 'remote_id' ? ({ kind: 'integer' } as const) : r.fields[name];
     if (field === undefined || text === '') {
-      body[name] = field === undefined ? text : null;
+      body[name] = field === undefined ? text : field.kind === 'list' ? [] : null;
       continue;
     }
     if ((field.kind === 'integer' || field.kind === 'money') && /^-?\d+(\.\d+)?$/.test(text.trim())) body[name] = Number(text);
     else if (field.kind === 'boolean' && /^(true|false|1|0)$/i.test(text.trim())) body[name] = /^(true|1)$/i.test(text.trim());
+    // A list in one cell: as the CSV export writes it (a JSON array), or its items separated by commas.
+    else if (field.kind === 'list') body[name] = listCell(text);
     else body[name] = text;
   }
   return body;
+}
+
+function listCell(text: string): unknown {
+  if (text.trim().startsWith('[')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 /** The line a record starts on: csv-parse counts to its end, and a quoted cell may span lines. */

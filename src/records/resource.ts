@@ -117,7 +117,9 @@ function inputProperties(r: Resource, whole: boolean): TProperties {
   const props: TProperties = {};
   for (const [name, field] of entries(r)) {
     if (field.kind === 'secret' || field.readOnly) continue;
-    props[name] = whole && field.required && !field.customerIdentifier ? inputSchema(name, field) : Type.Optional(inputSchema(name, field));
+    const inCode = field.customerIdentifier || field.alias !== undefined;
+    props[name] = whole && field.required && !inCode ? inputSchema(name, field) : Type.Optional(inputSchema(name, field));
+    if (field.alias !== undefined) props[field.alias] = Type.Optional(inputSchema(field.alias, { ...field, description: `Alias of ${name}` }));
     if (!field.customerIdentifier) continue;
     if (field.kind !== 'integer' || CUSTOMER_IDENTIFIER in props)
       throw new Error(`${r.table}.${name}: customer_identifier stands for one integer field (a remote_id)`);
@@ -136,7 +138,10 @@ export function derive(r: Resource): Derived {
   });
   const shown: TProperties = {};
   const secrets: TProperties = {};
-  for (const [name, field] of entries(r)) (field.kind === 'secret' ? secrets : shown)[name] = outputSchema(field);
+  for (const [name, field] of entries(r)) {
+    (field.kind === 'secret' ? secrets : shown)[name] = outputSchema(field);
+    if (field.alias !== undefined) shown[field.alias] = outputSchema({ ...field, description: `Alias of ${name}` });
+  }
   const times = {
     created_at: Type.String({ format: 'date-time', description: 'When this record was created here' }),
     updated_at: Type.String({ format: 'date-time', description: r.updatedAt ?? 'When this record last changed here' }),
@@ -158,6 +163,7 @@ export function derive(r: Resource): Derived {
     if (!field.sortable) continue;
     if (field.nullable) throw new Error(`${r.table}.${name}: a sortable field must not be nullable (NULL order differs between databases)`);
     sortable[name] = name;
+    if (field.alias !== undefined) sortable[field.alias] = name;
   }
   for (const name of SYSTEM_SORTS) sortable[name] = name;
   Object.assign(sortable, r.sorts);
@@ -211,6 +217,7 @@ export function recordJson(r: Resource, row: Row, withSecrets = false): Row {
   for (let i = 0; i < fields.length; i++) {
     const [name, field] = fields[i]!;
     out[name] = toJsonValue(field, row[name]);
+    if (field.alias !== undefined) out[field.alias] = out[name];
   }
   out.created_at = isoTime((row.created_at ?? null) as number | null);
   out.updated_at = isoTime((row.updated_at ?? null) as number | null);
@@ -280,7 +287,30 @@ export function checkFields(r: Resource, body: unknown, schemaErrors: readonly F
   }
   errors.push(...identifierErrors(r.fields, body as Row, invalid, whole));
   const valid = invalid.size === 0 ? (body as Row) : Object.fromEntries(Object.entries(body).filter(([name]) => !invalid.has(name)));
+  errors.push(...aliasErrors(r, valid, invalid, whole));
   return { errors, invalid, valid };
+}
+
+/**
+ * A field given by its alias is written as the field itself (in `valid`, which loses the
+ * alias); both given must be equal; a whole body gives a required one by either name.
+ */
+function aliasErrors(r: Resource, valid: Row, invalid: Set<string>, whole: boolean): ErrorDetail[] {
+  const errors: ErrorDetail[] = [];
+  for (const [name, field] of entries(r)) {
+    const alias = field.alias;
+    if (alias === undefined) continue;
+    if (alias in valid && name in valid && valid[alias] !== valid[name]) {
+      errors.push({ param: alias, code: 'conflicting_parameters', message: `${alias} and ${name} are the same field: give one, or both equal` });
+      invalid.add(alias);
+    } else if (alias in valid && !invalid.has(name)) valid[name] = valid[alias];
+    else if (whole && field.required && !(name in valid) && !invalid.has(name) && !invalid.has(alias)) {
+      errors.push({ param: name, code: 'missing', message: `give ${name} or ${alias}` });
+      invalid.add(name);
+    }
+    delete valid[alias];
+  }
+  return errors;
 }
 
 /** The resource's cross-field rules on the record as it will be stored, when what they read is valid. */

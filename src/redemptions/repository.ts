@@ -38,6 +38,7 @@ export function redemptionJson(row: RedemptionRow): Redemption {
     points_event_id: Number(row.points_event_id),
     void_event_id: row.void_event_id === null ? null : Number(row.void_event_id),
     used_at: timeOrNull(row.used_at),
+    order_remote_id: row.order_remote_id === null || row.order_remote_id === undefined ? null : Number(row.order_remote_id),
     voided_at: timeOrNull(row.voided_at),
     created_at: isoTime(Number(row.created_at)),
     updated_at: isoTime(Number(row.updated_at)),

@@ -51,7 +51,8 @@ export const Redemption = Type.Object(
     }),
     status: Type.Enum([...REDEMPTION_STATUSES], {
       description:
-        'issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use); voided: the points were given back (POST /redemptions/{id}/void)',
+        'issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use, or an order that lists it in discount_codes); ' +
+        'voided: the points were given back (POST /redemptions/{id}/void, or the order that used the code was refunded, voided or cancelled)',
       examples: ['issued'],
     }),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
@@ -61,6 +62,10 @@ export const Redemption = Type.Object(
     points_event_id: Type.Integer({ description: 'The reward_redemption points event that spent the points', examples: [4990] }),
     void_event_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The reversal event that gave the points back, once voided', examples: [null] }),
     used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { examples: [null] }),
+    order_remote_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The order that used the code (it listed it in discount_codes); null when no order did',
+      examples: [null],
+    }),
     voided_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { examples: [null] }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),

@@ -172,6 +172,7 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
     void_event_id: null,
     used_at: null,
     voided_at: null,
+    order_remote_id: null,
     created_at: now,
     updated_at: now,
   };
@@ -205,11 +206,13 @@ export async function useRedemption(trx: DB, shopId: number, id: number, now: nu
 /**
  * Voids an issued redemption: a reversal event gives its points back into the very lots they
  * came from. The code is not returned to the pool, and the redemption still counts towards the
- * reward's limit per customer.
+ * reward's limit per customer. `byOrder`: the order that used its code was refunded, voided or
+ * cancelled (orders.ts), which voids a used redemption too.
  */
-export async function voidRedemption(trx: DB, shopId: number, id: number, now: number): Promise<Redemption> {
+export async function voidRedemption(trx: DB, shopId: number, id: number, now: number, options: { byOrder?: boolean } = {}): Promise<Redemption> {
   const row = await lockRedemption(trx, shopId, id);
-  if (row.status !== 'issued') throw new AppError('redemption_not_voidable', `Redemption ${row.id} was ${row.status}; only an issued redemption can be voided`);
+  const voidable = row.status === 'issued' || (options.byOrder === true && row.status === 'used');
+  if (!voidable) throw new AppError('redemption_not_voidable', `Redemption ${row.id} was ${row.status}; only an issued redemption can be voided`);
   // Giving back what a deduction spent changes no points earned: no tier follows.
   const { event: reversal } = await reverseEvent(trx, shopId, Number(row.points_event_id), now, {
     internalNote: `Voids redemption ${row.id} of reward ${row.reward_id}`,

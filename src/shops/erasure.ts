@@ -40,6 +40,7 @@ const ERASED = [
   erased('customer_earned_days', 'customer_remote_id', 'day'),
   erased('expiry_reminders', 'customer_remote_id', 'expires_at', 'days_before'),
   erased('expiry_reminder_cursors', 'days_before'),
+  erased('customer_order_days', 'customer_remote_id', 'day', 'currency'),
   erased('ledger_quarters', 'quarter'),
   erased('ledger_days', 'day'),
   erased('ledger_totals', 'shop_id'),

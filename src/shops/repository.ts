@@ -12,6 +12,10 @@ export type TierWindow = (typeof TIER_WINDOWS)[number];
 export const EXPIRY_MODES = ['per_lot', 'inactivity'] as const;
 export type ExpiryMode = (typeof EXPIRY_MODES)[number];
 
+/** What VIP tiers are judged by (tiers/metric.ts keeps the order sums). */
+export const TIER_METRICS = ['points_earned', 'amount_spent', 'orders_count'] as const;
+export type TierMetric = (typeof TIER_METRICS)[number];
+
 export interface Shop {
   id: number;
   name: string;
@@ -19,6 +23,13 @@ export interface Shop {
   points_expiry_days: number | null;
   points_pending_days: number;
   vip_tier_window: TierWindow;
+  vip_tier_metric: TierMetric;
+  vip_tier_retention_days: number | null;
+  /** The ISO 4217 currency amount_spent counts. */
+  currency: string | null;
+  /** Moved on with every change of metric or currency (customers.order_window_key). */
+  vip_tier_basis: number;
+  restore_redeemed_points_on_refund: boolean;
   /** The IANA time zone of the shop's reports. */
   timezone: string;
   points_expiry_mode: ExpiryMode;
@@ -36,6 +47,10 @@ export interface ShopSettings {
   points_expiry_days?: number | null;
   points_pending_days?: number;
   vip_tier_window?: TierWindow;
+  vip_tier_metric?: TierMetric;
+  vip_tier_retention_days?: number | null;
+  currency?: string | null;
+  restore_redeemed_points_on_refund?: boolean;
   timezone?: string;
   points_expiry_mode?: ExpiryMode;
   points_inactivity_days?: number | null;
@@ -76,6 +91,11 @@ function toShop(row: Selectable<ShopsTable>): Shop {
     points_expiry_days: row.points_expiry_days,
     points_pending_days: Number(row.points_pending_days),
     vip_tier_window: row.vip_tier_window as TierWindow,
+    vip_tier_metric: row.vip_tier_metric as TierMetric,
+    vip_tier_retention_days: row.vip_tier_retention_days === null || row.vip_tier_retention_days === undefined ? null : Number(row.vip_tier_retention_days),
+    currency: row.currency ?? null,
+    vip_tier_basis: Number(row.vip_tier_basis),
+    restore_redeemed_points_on_refund: Number(row.restore_redeemed_points_on_refund) === 1,
     timezone: row.timezone,
     points_expiry_mode: row.points_expiry_mode as ExpiryMode,
     points_inactivity_days: row.points_inactivity_days ?? null,
@@ -93,6 +113,10 @@ export async function createShop(db: DB, settings: ShopSettings & { name: string
     points_expiry_days: settings.points_expiry_days ?? null,
     points_pending_days: settings.points_pending_days ?? 0,
     vip_tier_window: settings.vip_tier_window ?? 'lifetime',
+    vip_tier_metric: settings.vip_tier_metric ?? 'points_earned',
+    vip_tier_retention_days: settings.vip_tier_retention_days ?? null,
+    currency: settings.currency ?? null,
+    restore_redeemed_points_on_refund: settings.restore_redeemed_points_on_refund === false ? 0 : 1,
     timezone: settings.timezone ?? 'UTC',
     created_at: now,
     updated_at: now,
@@ -151,6 +175,9 @@ export async function updateShop(
     changes.vip_tier_window = settings.vip_tier_window;
     changes.retier_after = sql<number>`case when vip_tier_window = ${settings.vip_tier_window} then retier_after else 0 end` as never;
   }
+  retierOnBasis(changes, settings);
+  if (settings.vip_tier_retention_days !== undefined) changes.vip_tier_retention_days = settings.vip_tier_retention_days;
+  if (settings.restore_redeemed_points_on_refund !== undefined) changes.restore_redeemed_points_on_refund = settings.restore_redeemed_points_on_refund ? 1 : 0;
   // Another time zone: the report's local days are keyed anew (before, the writers of events wait).
   if (settings.timezone !== undefined) await lockIds(db, shopId, 'points_events');
   const rekey = settings.timezone !== undefined && settings.timezone !== (await getShop(db, shopId))?.timezone;
@@ -161,6 +188,26 @@ export async function updateShop(
   const shop = row && toShop(row);
   shops.set(db, shopId, shop);
   return shop;
+}
+
+/**
+ * Another metric or currency: the customers' order sums are made again for a new basis, and
+ * every customer is re-tiered by it in the background (tiers/jobs.ts).
+ */
+function retierOnBasis(changes: Updateable<ShopsTable>, settings: ShopSettings): void {
+  const moved: ReturnType<typeof sql<boolean>>[] = [];
+  if (settings.vip_tier_metric !== undefined) {
+    changes.vip_tier_metric = settings.vip_tier_metric;
+    moved.push(sql<boolean>`vip_tier_metric <> ${settings.vip_tier_metric}`);
+  }
+  if (settings.currency !== undefined) {
+    changes.currency = settings.currency;
+    moved.push(sql<boolean>`coalesce(currency, '') <> ${settings.currency ?? ''}`);
+  }
+  if (moved.length === 0) return;
+  const any = sql.join(moved, sql` or `);
+  changes.vip_tier_basis = sql<number>`case when ${any} then vip_tier_basis + 1 else vip_tier_basis end` as never;
+  changes.retier_after = sql<number>`case when ${any} then 0 else retier_after end` as never;
 }
 
 /** Creates a token and returns it in clear: the only time it is ever seen. */

@@ -6,7 +6,7 @@ import { isTimeZone } from '../core/time-zones.js';
 import { validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
-import { getShop, TIER_WINDOWS, updateShop, type Shop as ShopRow, type ShopSettings } from './repository.js';
+import { getShop, TIER_METRICS, TIER_WINDOWS, updateShop, type Shop as ShopRow, type ShopSettings } from './repository.js';
 import { ExpiryFields, ExpiryUpdateFields, expirySettingErrors } from './expiry-settings.js';
 import { rekeyDays } from '../ledger/totals.js';
 
@@ -14,6 +14,24 @@ const VipTierWindow = Type.Union([Type.Literal(TIER_WINDOWS[0]), Type.Literal(TI
   description:
     'VIP tiers are judged by the points earned over the lifetime, this calendar year (UTC), or the last 12 months; a change re-tiers customers in the background',
   examples: ['lifetime'],
+});
+
+const VipTierMetric = Type.Union([Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])], {
+  description:
+    "What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) " +
+    'or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background',
+  examples: ['points_earned'],
+});
+const RetentionDays = Type.Union([Type.Integer({ minimum: 1, maximum: 3650 }), Type.Null()], {
+  description: 'Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once',
+  examples: [90],
+});
+const Currency = Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()], {
+  description: 'ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric',
+  examples: ['EUR'],
+});
+const RestoreRedeemed = Type.Boolean({
+  description: 'Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back',
 });
 
 export const Shop = Type.Object(
@@ -31,6 +49,10 @@ export const Shop = Type.Object(
       examples: [14],
     }),
     vip_tier_window: VipTierWindow,
+    vip_tier_metric: VipTierMetric,
+    vip_tier_retention_days: RetentionDays,
+    currency: Currency,
+    restore_redeemed_points_on_refund: RestoreRedeemed,
     timezone: Type.String({ description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] }),
     ...ExpiryFields,
     created_at: Type.String({ format: 'date-time' }),
@@ -46,6 +68,10 @@ export const ShopUpdate = Type.Object(
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
     vip_tier_window: Type.Optional(VipTierWindow),
+    vip_tier_metric: Type.Optional(VipTierMetric),
+    vip_tier_retention_days: Type.Optional(RetentionDays),
+    currency: Type.Optional(Currency),
+    restore_redeemed_points_on_refund: Type.Optional(RestoreRedeemed),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] })),
     ...ExpiryUpdateFields,
   },
@@ -53,9 +79,10 @@ export const ShopUpdate = Type.Object(
 );
 
 export function shopJson(shop: ShopRow): Static<typeof Shop> {
+  const { vip_tier_basis: _basis, ...shown } = shop;
   const since = shop.points_inactivity_since;
   return {
-    ...shop,
+    ...shown,
     points_inactivity_since: since === null ? null : isoTime(since),
     created_at: isoTime(shop.created_at),
     updated_at: isoTime(shop.updated_at),
@@ -79,9 +106,9 @@ export function registerShopRoutes(server: FastifyInstance): void {
         tags: ['Shop'],
         summary: "Update the shop's settings",
         description:
-          'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every ' +
-          'customer in the background. A new timezone moves the days of reports. Switching points_expiry_mode to inactivity, or changing ' +
-          'points_inactivity_days, starts a grace: no balance falls due before a full period afterwards.',
+          'Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window, ' +
+          'vip_tier_metric or currency re-tiers every customer in the background. A new timezone moves the days of reports. Switching ' +
+          'points_expiry_mode to inactivity, or changing points_inactivity_days, starts a grace: no balance falls due before a full period afterwards.',
         body: ShopUpdate,
         response: { 200: DataEnvelope(Shop), ...errorResponses('write') },
       },
@@ -89,13 +116,20 @@ export function registerShopRoutes(server: FastifyInstance): void {
     async (request, reply) =>
       runWrite(request, reply, async (trx) => {
         const zone = request.body.timezone;
-        const errors = expirySettingErrors(request.body as ShopSettings, (await getShop(trx, request.shop.id)) ?? request.shop);
+        const before = (await getShop(trx, request.shop.id))!;
+        const errors = expirySettingErrors(request.body as ShopSettings, before);
         if (zone !== undefined && !isTimeZone(zone)) {
           errors.unshift({
             param: 'timezone',
             code: 'invalid_time_zone',
             message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}`,
           });
+        }
+        const metric = request.body.vip_tier_metric ?? before.vip_tier_metric;
+        const currency = request.body.currency === undefined ? before.currency : request.body.currency;
+        if (metric === 'amount_spent' && currency === null) {
+          const param = request.body.currency === null ? 'currency' : 'vip_tier_metric';
+          errors.push({ param, code: 'currency_required', message: "vip_tier_metric amount_spent needs the shop's currency: set currency too" });
         }
         if (errors.length > 0) throw validationError(errors);
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);

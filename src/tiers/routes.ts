@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { registerCustomerList } from '../customers/sub-lists.js';
 import type { VipTierChangesTable } from '../db/tables.js';
 import { ListQuery, paginate } from '../http/pagination.js';
+import { TIER_METRICS } from '../shops/repository.js';
 import { tierChangeJson, tierChangesQuery } from './tiers.js';
 
 const TierRef = (description: string) =>
@@ -15,7 +16,12 @@ const TierChange = Type.Object(
     id: Type.Integer({ examples: [77] }),
     from_tier: TierRef('The tier held before, with its name then; null for none'),
     to_tier: TierRef('The tier held after, with its name then; null for none'),
-    points_earned: Type.Integer({ description: 'The points earned the new tier was judged by', examples: [5120] }),
+    metric: Type.Union([Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])], {
+      description: "The shop's vip_tier_metric when the tier changed",
+      examples: ['points_earned'],
+    }),
+    value: Type.Number({ description: 'The value in that metric the new tier was judged by (amount_spent in currency units)', examples: [5120] }),
+    points_earned: Type.Integer({ description: 'The points earned the new tier was judged by; 0 when the metric was another', examples: [5120] }),
     created_at: Type.String({ format: 'date-time' }),
   },
   { $id: 'VipTierChange', title: 'VipTierChange' },

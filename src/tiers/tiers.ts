@@ -1,15 +1,18 @@
-import { isoTime } from '../clock.js';
+import { DAY_MS, isoTime } from '../clock.js';
 import { allocateIds, insertRows, updateRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, VipTierChangesTable } from '../db/tables.js';
 import { enqueueEvents } from '../events/outbox.js';
+import { getShop, type Shop, type TierMetric } from '../shops/repository.js';
 
 // VIP tiers (docs/earning.md, "VIP tiers"): a customer's tier is the highest tier of the shop
-// whose points_threshold is at most the points they earned (granted, less what reversals and
-// refunds took back; pending points not yet). It is recomputed in the transaction of every
-// event that changes that sum, and for every customer of the shop after its tiers change
-// (jobs.ts); never on a read. A change is written to the customer's tier history and sent as
-// customer.vip_tier_changed.
+// whose threshold is at most their value in the shop's metric (metric.ts): the points they
+// earned (granted, less what reversals and refunds took back; pending points not yet), the
+// amount they spent, or the orders they paid, in the window. It is recomputed in the
+// transaction of every write that changes that value, and for every customer of the shop after
+// its tiers or metric change (jobs.ts); never on a read. A customer who drops below their tier
+// keeps it for the shop's vip_tier_retention_days (vip_tier_retained_until), then the job moves
+// them. A change is written to the customer's tier history and sent as customer.vip_tier_changed.
 
 export interface Tier {
   id: number;
@@ -37,71 +40,133 @@ export async function tiersOf(db: DB, shopId: number): Promise<Tier[]> {
   }));
 }
 
-/** The highest tier whose threshold `earned` reaches; null below every tier. */
-export function tierFor(tiers: readonly Tier[], earned: number): Tier | null {
+/** The highest tier whose threshold `value` reaches; null below every tier. */
+export function tierFor(tiers: readonly Tier[], value: number): Tier | null {
   let found: Tier | null = null;
-  for (const tier of tiers) if (tier.threshold <= earned) found = tier;
+  for (const tier of tiers) if (tier.threshold <= value) found = tier;
   return found;
 }
 
 export interface TierProgress {
+  metric: TierMetric;
+  value: number;
   points_earned: number;
-  next_tier: { id: number; name: string; points_threshold: number } | null;
+  next_tier: { id: number; name: string; threshold: number; points_threshold: number } | null;
+  needed: number;
   points_needed: number;
 }
 
-/** How far a customer who earned `earned` is from the next tier above the one they hold. */
-export function tierProgress(tiers: readonly Tier[], earned: number, currentId: number | null): TierProgress {
+/**
+ * How far a customer is from the next tier above the one they hold: `value` in the shop's
+ * metric (amount_spent in currency units), `pointsEarned` in the window whatever the metric.
+ */
+export function tierProgress(tiers: readonly Tier[], metric: TierMetric, value: number, pointsEarned: number, currentId: number | null): TierProgress {
   const current = tiers.find((t) => t.id === currentId);
-  const next = tiers.find((t) => t.threshold > (current?.threshold ?? -1) && t.threshold > earned) ?? null;
+  const next = tiers.find((t) => t.threshold > (current?.threshold ?? -1) && t.threshold > value) ?? null;
+  const needed = next === null ? 0 : Math.max(0, Math.round((next.threshold - value) * 100) / 100);
   return {
-    points_earned: earned,
-    next_tier: next === null ? null : { id: next.id, name: next.name, points_threshold: next.threshold },
-    points_needed: next === null ? 0 : Math.max(0, next.threshold - earned),
+    metric,
+    value,
+    points_earned: pointsEarned,
+    next_tier: next === null ? null : { id: next.id, name: next.name, threshold: next.threshold, points_threshold: next.threshold },
+    needed,
+    points_needed: needed,
   };
 }
 
 export interface TierSubject {
   remoteId: number;
   email: string | null;
-  /** The points earned the tier is judged by. */
-  earned: number;
+  /** The value in the shop's metric the tier is judged by (amount_spent in currency units). */
+  value: number;
+  /** The same as stored in the tier history (amount_spent in hundredths). */
+  stored: number;
   /** The tier held now. */
   tierId: number | null;
+  /** Until when a dropped tier is kept; undefined when not read (retier reads it if it matters). */
+  retainedUntil?: number | null;
 }
 
-/** The customer columns a TierSubject is read from. */
-export const TIER_SUBJECT_COLUMNS = ['remote_id', 'email', 'points_earned_window', 'vip_tier_id'] as const;
+/** What retier decides for one customer: a new tier, or only a new retained_until. */
+interface Decision {
+  subject: TierSubject;
+  to: Tier | null;
+  retainedUntil: number | null;
+}
 
-/** A customer row read with TIER_SUBJECT_COLUMNS, judged by the points earned in the shop's window. */
-export function tierSubject(row: { remote_id: number; email: string | null; points_earned_window: number; vip_tier_id?: number | null }): TierSubject {
-  return {
-    remoteId: Number(row.remote_id),
-    email: row.email,
-    earned: Number(row.points_earned_window),
-    tierId: row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id),
-  };
+/** Reads the retained_until of the subjects that did not bring it. */
+async function readRetained(trx: DB, shopId: number, subjects: readonly TierSubject[]): Promise<void> {
+  const unknown = subjects.filter((s) => s.retainedUntil === undefined);
+  for (let i = 0; i < unknown.length; i += 500) {
+    const chunk = unknown.slice(i, i + 500);
+    const rows = await trx
+      .selectFrom('customers')
+      .select(['remote_id', 'vip_tier_retained_until'])
+      .where('shop_id', '=', shopId)
+      .where(
+        'remote_id',
+        'in',
+        chunk.map((s) => s.remoteId),
+      )
+      .execute();
+    const found = new Map(rows.map((r) => [Number(r.remote_id), r.vip_tier_retained_until === null ? null : Number(r.vip_tier_retained_until)]));
+    for (const s of chunk) s.retainedUntil = found.get(s.remoteId) ?? null;
+  }
 }
 
 /**
- * Gives each customer the tier their points earned reach, in the caller's transaction: the
- * changed ones are written, with a history row and a webhook each. `tiers` when already read.
+ * The tier each subject should hold now: the one its value reaches, unless it drops below the
+ * tier held, which is kept until retained_until (set to now + the shop's retention on the drop).
+ */
+function decide(all: readonly Tier[], shop: Shop, subject: TierSubject, now: number): Decision | null {
+  const reach = tierFor(all, subject.value);
+  const held = all.find((t) => t.id === subject.tierId);
+  const retained = subject.retainedUntil ?? null;
+  const drops = held !== undefined && (reach === null || reach.threshold < held.threshold);
+  if (drops && retained !== null && retained > now) return null;
+  if (drops && retained === null && shop.vip_tier_retention_days !== null)
+    return { subject, to: held, retainedUntil: now + shop.vip_tier_retention_days * DAY_MS };
+  if ((reach?.id ?? null) === subject.tierId && retained === null) return null;
+  return { subject, to: reach, retainedUntil: null };
+}
+
+/**
+ * Gives each customer the tier their value reaches, in the caller's transaction: the changed
+ * ones are written, with a history row and a webhook each. `tiers` when already read.
  */
 export async function retier(trx: DB, shopId: number, subjects: readonly TierSubject[], now: number, tiers?: readonly Tier[]): Promise<number> {
   if (subjects.length === 0) return 0;
   const all = tiers ?? (await tiersOf(trx, shopId));
-  const byId = new Map(all.map((t) => [t.id, t]));
-  const changed = subjects.flatMap((s) => {
-    const to = tierFor(all, s.earned);
-    return (to?.id ?? null) === s.tierId ? [] : [{ subject: s, to }];
+  const shop = (await getShop(trx, shopId))!;
+  // A drop may be retained, and a customer back at their tier no longer is: both need retained_until.
+  const dropping = subjects.filter((s) => {
+    const held = all.find((t) => t.id === s.tierId);
+    return held !== undefined && held.threshold > s.value;
   });
-  if (changed.length === 0) return 0;
+  await readRetained(trx, shopId, shop.vip_tier_retention_days === null ? dropping : subjects);
+  const decisions = subjects.flatMap((s) => decide(all, shop, s, now) ?? []);
+  if (decisions.length === 0) return 0;
   await updateRows(
     trx,
     'customers',
     ['shop_id', 'remote_id'],
-    changed.map(({ subject, to }) => ({ shop_id: shopId, remote_id: subject.remoteId, vip_tier_id: to?.id ?? null, updated_at: now })),
+    decisions.map(({ subject, to, retainedUntil }) => ({
+      shop_id: shopId,
+      remote_id: subject.remoteId,
+      vip_tier_id: to?.id ?? null,
+      vip_tier_retained_until: retainedUntil,
+      updated_at: now,
+    })),
   );
+  const changed = decisions.filter((d) => (d.to?.id ?? null) !== d.subject.tierId);
+  if (changed.length > 0) await writeChanges(trx, shop, all, changed, now);
+  return changed.length;
+}
+
+/** The history rows and webhooks of tier changes. */
+async function writeChanges(trx: DB, shop: Shop, all: readonly Tier[], changed: readonly Decision[], now: number): Promise<void> {
+  const shopId = shop.id;
+  const byId = new Map(all.map((t) => [t.id, t]));
   // A tier deleted since it was reached: its name is the one the customer's last change wrote.
   const goneNames = new Map<number, string | null>();
   for (const { subject } of changed) {
@@ -125,7 +190,8 @@ export async function retier(trx: DB, shopId: number, subjects: readonly TierSub
     from_tier_name: subject.tierId === null ? null : (byId.get(subject.tierId)?.name ?? goneNames.get(subject.remoteId) ?? null),
     to_tier_id: to?.id ?? null,
     to_tier_name: to?.name ?? null,
-    points_earned: subject.earned,
+    points_earned: subject.stored,
+    metric: shop.vip_tier_metric,
     created_at: now,
   }));
   await insertRows(trx, 'vip_tier_changes', rows);
@@ -133,7 +199,6 @@ export async function retier(trx: DB, shopId: number, subjects: readonly TierSub
   const changes = async () =>
     rows.map((row, i) => ({ ...tierChangeJson(row), customer: { remote_id: row.customer_remote_id, email: changed[i]!.subject.email } }));
   await enqueueEvents(trx, shopId, 'customer.vip_tier_changed', changes, now);
-  return changed.length;
 }
 
 /** The customer's tier changes, unordered (for paginate). */
@@ -145,11 +210,15 @@ const tierRef = (id: number | null, name: string | null) => (id === null ? null 
 
 /** A tier change as the API shows it. */
 export function tierChangeJson(row: VipTierChangesTable) {
+  const metric = (row.metric ?? 'points_earned') as TierMetric;
+  const stored = Number(row.points_earned);
   return {
     id: Number(row.id),
     from_tier: tierRef(row.from_tier_id, row.from_tier_name),
     to_tier: tierRef(row.to_tier_id, row.to_tier_name),
-    points_earned: Number(row.points_earned),
+    metric,
+    value: metric === 'amount_spent' ? stored / 100 : stored,
+    points_earned: metric === 'points_earned' ? stored : 0,
     created_at: isoTime(Number(row.created_at)),
   };
 }

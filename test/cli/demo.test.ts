@@ -180,7 +180,14 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
         points_spent_lifetime: 0,
         next_expiry: null,
         vip_tier: { id: expect.any(Number), name: 'Bronze' },
-        vip_tier_progress: { points_earned: 100, next_tier: { id: expect.any(Number), name: 'Silver', points_threshold: 1000 }, points_needed: 900 },
+        vip_tier_progress: {
+          metric: 'points_earned',
+          value: 100,
+          points_earned: 100,
+          next_tier: { id: expect.any(Number), name: 'Silver', threshold: 1000, points_threshold: 1000 },
+          needed: 900,
+          points_needed: 900,
+        },
       });
     }
     // A second run creates nobody, so it announces nothing.

@@ -75,7 +75,8 @@ describe(`loyalty import (${TEST_DIALECT})`, () => {
       points_spent_lifetime: 0,
       next_expiry: null,
       vip_tier: null,
-      vip_tier_progress: { points_earned: 0, next_tier: null, points_needed: 0 },
+      vip_tier_retained_until: null,
+      vip_tier_progress: { metric: 'points_earned', value: 0, points_earned: 0, next_tier: null, needed: 0, points_needed: 0 },
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
     });

@@ -1,4 +1,6 @@
 import { tierProgress, tiersOf } from '../../tiers/tiers.js';
+import { metricValue } from '../../tiers/metric.js';
+import { getShop, TIER_METRICS } from '../../shops/repository.js';
 import { findCustomer } from '../../customers/repository.js';
 import { customerBirthdays, customersWritten } from '../../earning/customers.js';
 import { isoTime } from '../../clock.js';
@@ -45,7 +47,7 @@ export const customers: Resource = {
   // Balances are stored on the customer by the ledger (docs/ledger.md): read with the row, in
   // the same snapshot, and corrected through the lots' index only when something expired since.
   computed: {
-    columns: ['remote_id', ...BALANCE_COLUMNS],
+    columns: ['remote_id', ...BALANCE_COLUMNS, 'vip_tier_retained_until', 'amount_spent_window', 'orders_count_window'],
     schema: {
       points_balance: Type.Integer({ description: 'Points available now: what unexpired lots hold', examples: [1250] }),
       credits_balance: Type.Number({ description: 'Store credit available now, to the hundredth', examples: [12.5] }),
@@ -76,23 +78,49 @@ export const customers: Resource = {
         [Type.Object({ id: Type.Integer({ examples: [3] }), name: Type.String({ examples: ['Gold'] }) }, { additionalProperties: false }), Type.Null()],
         {
           description:
-            'The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read',
+            'The highest VIP tier that vip_tier_progress.value reaches, or the tier kept until vip_tier_retained_until after a drop; null below every tier. ' +
+            'Changed by events, orders and as the window moves, never on a read',
         },
       ),
+      vip_tier_retained_until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description:
+          "The customer dropped below vip_tier and keeps it until then (the shop's vip_tier_retention_days); the re-tiering job moves them at that instant. Null when not retained",
+        examples: [null],
+      }),
       vip_tier_progress: Type.Object(
         {
-          points_earned: Type.Integer({
+          metric: Type.Union([Type.Literal(TIER_METRICS[0]), Type.Literal(TIER_METRICS[1]), Type.Literal(TIER_METRICS[2])], {
+            description: "The shop's vip_tier_metric: what value and the thresholds are in",
+            examples: ['points_earned'],
+          }),
+          value: Type.Number({
             description:
-              "Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by",
+              "What the tier is judged by, in the metric over the shop's vip_tier_window: points earned, amount spent (in the shop's currency) or orders",
+            examples: [1450],
+          }),
+          points_earned: Type.Integer({
+            description: "Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released), whatever the metric",
             examples: [1450],
           }),
           next_tier: Type.Union(
-            [Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer() }, { additionalProperties: false }), Type.Null()],
+            [
+              Type.Object(
+                {
+                  id: Type.Integer(),
+                  name: Type.String(),
+                  threshold: Type.Integer({ description: 'In the metric' }),
+                  points_threshold: Type.Integer({ description: 'Alias of threshold' }),
+                },
+                { additionalProperties: false },
+              ),
+              Type.Null(),
+            ],
             {
               description: 'The next tier up; null at the top (or when the shop has no tiers)',
             },
           ),
-          points_needed: Type.Integer({ description: 'Points still to earn to reach next_tier; 0 when there is none', examples: [3550] }),
+          needed: Type.Number({ description: 'What is still needed in the metric to reach next_tier; 0 when there is none', examples: [3550] }),
+          points_needed: Type.Number({ description: 'Alias of needed (points when the metric is points_earned)', examples: [3550] }),
         },
         { additionalProperties: false, description: 'How far the customer is from the next tier' },
       ),
@@ -100,6 +128,7 @@ export const customers: Resource = {
     async of(db, shopId, rows, now) {
       const balances = await balancesAt(db, shopId, rows as unknown as Parameters<typeof balancesAt>[2], now);
       const tiers = await tiersOf(db, shopId);
+      const shop = (await getShop(db, shopId))!;
       const byId = new Map(tiers.map((t) => [t.id, t]));
       return balances.map((b, i) => {
         const held = rows[i]!.vip_tier_id === null || rows[i]!.vip_tier_id === undefined ? null : Number(rows[i]!.vip_tier_id);
@@ -115,7 +144,14 @@ export const customers: Resource = {
               ? null
               : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
           vip_tier: tier === undefined ? null : { id: tier.id, name: tier.name },
-          vip_tier_progress: tierProgress(tiers, b.earnedWindow, tier?.id ?? null),
+          vip_tier_retained_until: rows[i]!.vip_tier_retained_until === null ? null : isoTime(Number(rows[i]!.vip_tier_retained_until)),
+          vip_tier_progress: tierProgress(
+            tiers,
+            shop.vip_tier_metric,
+            metricValue(shop, { ...rows[i]!, points_earned_window: b.earnedWindow } as never).value,
+            b.earnedWindow,
+            tier?.id ?? null,
+          ),
         };
       });
     },

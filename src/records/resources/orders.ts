@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { isoTime } from '../../clock.js';
 import { settleOrders } from '../../earning/orders.js';
 import { creditsToNumber } from '../../ledger/balances.js';
-import { integer, money, oneOf, text, time } from '../fields.js';
+import { followOrderCodes } from '../../redemptions/orders.js';
+import { integer, list, money, oneOf, text, time } from '../fields.js';
 import type { Resource } from '../resource.js';
 
 export const CURRENCY = { pattern: '^[A-Z]{3}$' } as const;
@@ -16,7 +17,8 @@ export const orders: Resource = {
   plural: 'orders',
   id: 'remote_id',
   write: 'upsert',
-  // An order's ledger follows its financial_status (docs/earning.md, "Orders").
+  // An order's ledger follows its financial_status (docs/earning.md, "Orders"), and so do the
+  // redemptions whose codes it used.
   effects: {
     async written(trx, w, written) {
       await settleOrders(
@@ -25,6 +27,17 @@ export const orders: Resource = {
         written.map((r) => r.id),
         w.now,
         { earn: w.earn },
+      );
+      await followOrderCodes(
+        trx,
+        w.shopId,
+        written.map((r) => ({
+          remoteId: r.id,
+          status: String(r.values.financial_status),
+          placedAt: Number(r.values.placed_at),
+          codes: r.values.discount_codes === null || r.values.discount_codes === undefined ? [] : (JSON.parse(String(r.values.discount_codes)) as string[]),
+        })),
+        w.now,
       );
     },
   },
@@ -43,6 +56,13 @@ export const orders: Resource = {
       { required: true },
     ),
     total_refunded: money('Amount refunded so far, in currency (cumulative); 0 when left out', 0, { default: 0 }),
+    discount_codes: list(
+      "Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, " +
+        'voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing',
+      ['SUMMER-7KQ2M9XH4RTC'],
+      20,
+      255,
+    ),
     placed_at: time('When the customer placed the order; pending points are released points_pending_days after it', '2026-01-15T12:00:00.000Z', {
       required: true,
       sortable: true,

@@ -17,11 +17,14 @@ export const vipTiers: Resource = {
   effects: { written: (trx, w) => retierShopLater(trx, w.shopId), removed: retierShopLater },
   fields: {
     name: text('Name shown to customers, unique in the shop', 'Gold', 255, { required: true, sortable: true, unique: 'exact' }),
-    points_threshold: integer('Points earned (points_earned_lifetime) to reach the tier, unique in the shop', 1000, 0, INT32_MAX, {
-      required: true,
-      sortable: true,
-      unique: 'exact',
-    }),
+    points_threshold: integer(
+      "What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the " +
+        "shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown",
+      1000,
+      0,
+      INT32_MAX,
+      { required: true, sortable: true, unique: 'exact', alias: 'threshold' },
+    ),
     earning_multiplier: money(
       "What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier",
       1.25,
@@ -33,7 +36,8 @@ export const vipTiers: Resource = {
     ),
   },
   description:
-    "A customer's tier is the highest one whose points_threshold their points earned reach, recomputed with every event that changes them. " +
+    "A customer's tier is the highest one whose threshold their value in the shop's vip_tier_metric reaches, recomputed with every write that changes it; " +
+    'one who drops below keeps the tier for vip_tier_retention_days. ' +
     "Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.",
   computed: {
     schema: {
