@@ -205,46 +205,25 @@ export async function offsetPage<Row>(
   const offset = (page - 1) * perPage;
 
   // A deferred join: the page's keys come from a narrow index (OFFSET skips index entries, not
-  // whole rows), then only the page's rows are read. Sorted by ID, the page is the run of IDs
-  // that starts at the offset: only its first ID is looked up, and the run is read in order.
-  let keys: PageKey[];
-  let rows: Row[];
-  if (byId) {
-    const [first] = (await query
-      .clearSelect()
-      .select(sql.ref(spec.idColumn).as('page_id'))
-      .orderBy(sql.ref(spec.idColumn), direction)
-      .limit(1)
-      .offset(offset)
-      .execute()) as unknown as { page_id: number }[];
-    rows =
-      first === undefined
-        ? []
-        : await query
-            .where(sql.ref(spec.idColumn), direction === 'asc' ? '>=' : '<=', first.page_id)
-            .orderBy(sql.ref(spec.idColumn), direction)
-            .limit(perPage)
-            .execute();
-    keys = rows.map((row) => ({ page_id: Number(row[idKey]) }));
-  } else {
-    keys = (await query
-      .clearSelect()
-      .select([sql.ref(spec.idColumn).as('page_id'), sql.ref(sortColumn).as('page_sort')])
-      .orderBy(sql.ref(sortColumn), direction)
-      .orderBy(sql.ref(spec.idColumn), direction)
-      .limit(perPage)
-      .offset(offset)
-      .execute()) as unknown as PageKey[];
-    rows =
-      keys.length === 0
-        ? []
-        : await rowsByKey(
-            query,
-            spec,
-            keys.map((k) => Number(k.page_id)),
-            idKey,
-          );
-  }
+  // whole rows), then only the page's rows are read, by their IDs. (Not as the run of IDs from
+  // the page's first: a list's query may bound the ID already (records: above 0), and given two
+  // lower bounds as parameters SQLite ranges over the first written and filters by the other,
+  // so page 500 × 250 read 124,750 whole rows to show 250.)
+  const keyed = query.clearSelect().select([sql.ref(spec.idColumn).as('page_id'), ...(byId ? [] : [sql.ref(sortColumn).as('page_sort')])]);
+  const keys = (await (byId ? keyed : keyed.orderBy(sql.ref(sortColumn), direction))
+    .orderBy(sql.ref(spec.idColumn), direction)
+    .limit(perPage)
+    .offset(offset)
+    .execute()) as unknown as PageKey[];
+  const rows =
+    keys.length === 0
+      ? []
+      : await rowsByKey(
+          query,
+          spec,
+          keys.map((k) => Number(k.page_id)),
+          idKey,
+        );
 
   const total = spec.total
     ? Math.min(MAX_PAGE * perPage, await spec.total())

@@ -1,3 +1,4 @@
+import type { RowWrite } from '../db/dialect.js';
 import type { LotKind } from '../db/tables.js';
 import type { Balances } from './balances.js';
 import type { PointsEvent } from './schemas.js';
@@ -118,4 +119,17 @@ export interface PostOptions {
    * balances; a customer here need not have a posting.
    */
   pending?: ReadonlyMap<number, number>;
+  /** A row of another table written with the events (a redemption): see Alongside. */
+  alongside?: Alongside;
+}
+
+/**
+ * A row written in the events' statement, whose id is taken with theirs, after them: one
+ * statement takes the shop's locks on both tables' ids, held to commit, so a writer of such rows
+ * (a redemption) queues for them no longer than a plain posting does. `rows` is given the new
+ * id and the events' ids before the events' rows are made, so an entry may take the id.
+ */
+export interface Alongside {
+  table: 'redemptions';
+  rows(id: number, eventIds: readonly number[]): RowWrite[];
 }

@@ -7,6 +7,7 @@ import { eventJson } from './event-json.js';
 import { NEVER } from './lot-queue.js';
 import { nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
 import { balancesAfter, nextExpiryWith, type CustomerPlan, type LedgerPlan } from './plan.js';
+import type { Alongside } from './posting.js';
 import type { PointsEvent } from './schemas.js';
 import { totalsWrites, type TotalsChange } from './totals.js';
 
@@ -19,6 +20,7 @@ import { totalsWrites, type TotalsChange } from './totals.js';
 export interface WriteOptions {
   /** The shop has a webhook for points_event.created. */
   announced: boolean;
+  alongside?: Alongside | undefined;
 }
 
 export interface Written {
@@ -43,16 +45,20 @@ export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: 
   // A change of pending points alone takes the lock on event ids that a change of time zone
   // waits for (totals.ts), as posting events does.
   if (plan.events.length === 0 && totals.pending !== undefined) await lockIds(trx, shopId, 'points_events');
-  const [eventIds, lotIds] = (await allocateIdsOf(trx, shopId, [
+  const { alongside } = options;
+  const [eventIds, lotIds, alongsideIds] = (await allocateIdsOf(trx, shopId, [
     ['points_events', plan.events.length],
     ['points_lots', plan.lots.length],
-  ])) as [number[], number[]];
+    ...(alongside === undefined ? [] : [[alongside.table, 1] as const]),
+  ])) as [number[], number[], number[] | undefined];
   plan.lots.forEach(({ lot }, k) => (lot.id = lotIds[k]!));
+  const besides = alongside === undefined ? [] : alongside.rows(alongsideIds![0]!, eventIds);
   const rows = planRows(shopId, plan, eventIds, now);
   await writeRows(trx, [
     { insert: 'points_events', rows: rows.events },
     { insert: 'points_lots', rows: rows.lots },
     { insert: 'lot_consumptions', rows: rows.consumptions },
+    ...besides,
     // The reports' aggregates, in the same statement (totals.ts).
     ...totalsWrites(trx, shopId, rows.events, totals),
   ]);

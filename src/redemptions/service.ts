@@ -7,7 +7,7 @@ import { findCustomer } from '../customers/repository.js';
 import { AppError, notFound, validationError, type ErrorDetail } from '../errors.js';
 import { lockBalances } from '../ledger/balances.js';
 import { postWithEffects } from '../earning/effects.js';
-import { posting } from '../ledger/posting.js';
+import { posting, type Alongside } from '../ledger/posting.js';
 import { reverseEvent } from '../ledger/reverse.js';
 import { REDEMPTION_SOURCE } from '../ledger/schemas.js';
 import { enqueueEvents } from '../events/outbox.js';
@@ -47,12 +47,13 @@ async function codeTaken(trx: DB, shopId: number, code: string): Promise<boolean
 }
 
 /**
- * Issues the next unused code of the reward's pool to the redemption, in one statement. Throws
- * reward_out_of_codes when every code is issued. Racing redemptions on PostgreSQL skip each
- * other's claimed codes, and wait only when every unused code is claimed by one that may roll back.
- * (Ordered by the index's columns, so that both planners read the pool's index, not the table.)
+ * Takes the next unused code of the reward's pool for a redemption, locked until the
+ * transaction ends; the caller marks it issued (redemption_id) with the redemption's row.
+ * Throws reward_out_of_codes when every code is issued. Racing redemptions on PostgreSQL skip
+ * each other's taken codes, and wait only when every unused code is taken by one that may roll
+ * back. (Ordered by the index's columns, so that both planners read the pool's index, not the table.)
  */
-async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redemptionId: number): Promise<string> {
+async function claimPoolCode(trx: DB, shopId: number, rewardId: number): Promise<{ id: number; code: string }> {
   const skipLocked = skipLockedSql(trx);
   const hints = claimHints(trx);
   const key = `${shopId}:${rewardId}`;
@@ -61,21 +62,19 @@ async function claimPoolCode(trx: DB, shopId: number, rewardId: number, redempti
     // entries of the codes issued before it stay until vacuum, and every claim would step over them.
     const from = hints.get(key) ?? 0;
     const claim = (after: number) =>
-      sql<{ id: number; code: string }>`update reward_codes set redemption_id = ${redemptionId}
-      where shop_id = ${shopId} and id = (select id from reward_codes where shop_id = ${shopId} and reward_id = ${rewardId} and redemption_id is null
-        and id >= ${after} order by redemption_id, id limit 1 ${skipLocked})
-      returning id, code`.execute(trx);
+      sql<{ id: number; code: string }>`select id, code from reward_codes where shop_id = ${shopId} and reward_id = ${rewardId} and redemption_id is null
+        and id >= ${after} order by redemption_id, id limit 1 ${skipLocked}`.execute(trx);
     let { rows } = await claim(from);
     if (rows.length === 0 && from > 0) ({ rows } = await claim(0));
     if (rows.length > 0) {
       hints.set(key, Number(rows[0]!.id));
-      return rows[0]!.code;
+      return { id: Number(rows[0]!.id), code: rows[0]!.code };
     }
     const pool = trx.selectFrom('reward_codes').select('id').where('shop_id', '=', shopId).where('reward_id', '=', rewardId);
     const claimed = await pool.where('redemption_id', 'is', null).orderBy('redemption_id').orderBy('id').limit(1).executeTakeFirst();
     if (claimed === undefined)
       throw new AppError('reward_out_of_codes', `Reward ${rewardId} has no unused codes left; upload more with POST /rewards/${rewardId}/codes`);
-    // Every unused code is claimed by a racing redemption: wait for one to end, then look again.
+    // Every unused code is taken by a racing redemption: wait for one to end, then look again.
     await lockedRows(trx, pool.where('id', '=', claimed.id)).execute();
   }
 }
@@ -112,63 +111,80 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
   if (Number(reward.enabled) !== 1) throw new AppError('reward_disabled', `Reward ${rewardId} is disabled: customers cannot redeem it now`);
 
   const remoteId = Number(customer.remote_id);
-  // The redemption's id first: its event links to it. (Taken before the customer's lock, as
-  // every redemption does, so that two never wait on each other in opposite orders.)
-  const [id] = await allocateIds(trx, shopId, 'redemptions', 1);
   // Under the customer's lock, racing redemptions of one customer count each other (postEvents
   // takes the lock itself when there is no limit to count).
   const locked = reward.limit_per_customer === null ? undefined : await lockBalances(trx, shopId, [remoteId], now);
-  if (reward.limit_per_customer !== null) {
-    const { n } = await trx
-      .selectFrom('redemptions')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('shop_id', '=', shopId)
-      .where('reward_id', '=', rewardId)
-      .where('customer_remote_id', '=', remoteId)
-      .executeTakeFirstOrThrow();
-    const limit = Number(reward.limit_per_customer);
-    if (Number(n) >= limit) {
-      throw new AppError(
-        'redemption_limit_reached',
-        `The customer has redeemed reward ${rewardId} ${Number(n)} time${Number(n) === 1 ? '' : 's'}, its limit per customer`,
-      );
-    }
-  }
-  const poolCode = Number(reward.has_code_pool) === 1 ? await claimPoolCode(trx, shopId, rewardId, id!) : null;
+  if (reward.limit_per_customer !== null) await checkLimit(trx, shopId, rewardId, remoteId, Number(reward.limit_per_customer));
+  const pooled = Number(reward.has_code_pool) === 1 ? await claimPoolCode(trx, shopId, rewardId) : null;
+  const code = pooled?.code ?? (await freeCode(trx, shopId, reward.code_prefix));
 
   const price = Number(reward.points_price);
-  const entry = {
-    source: REDEMPTION_SOURCE,
-    points: -price,
-    internalNote: `Redemption ${id} of reward ${rewardId}`,
-    externalNote: reward.name,
-    appliedAt: now,
-    redemptionId: id,
+  const spend = posting({ remoteId, email: customer.email }, { source: REDEMPTION_SOURCE, points: -price, externalNote: reward.name, appliedAt: now });
+  let row: RedemptionsTable | undefined;
+  // The redemption's id is taken with its event's, and its row (and its pool code's mark)
+  // written in the event's statement: the shop's lock on redemption ids is held as briefly as a
+  // deduction holds the one on event ids (ledger/posting.ts, Alongside).
+  const alongside: Alongside = {
+    table: 'redemptions',
+    rows(id, [eventId]) {
+      spend.entry.redemptionId = id;
+      spend.entry.internalNote = `Redemption ${id} of reward ${rewardId}`;
+      row = redemptionRow(shopId, id, reward, remoteId, code, eventId!, now);
+      const mark = pooled === null ? [] : [{ shop_id: shopId, id: pooled.id, redemption_id: id }];
+      return [
+        { insert: 'redemptions', rows: [row] },
+        { update: 'reward_codes', key: ['shop_id', 'id'], rows: mark },
+      ];
+    },
   };
-  const posted = await postWithEffects(trx, shopId, [posting({ remoteId, email: customer.email }, entry)], now, { locked });
+  const posted = await postWithEffects(trx, shopId, [spend], now, { locked, alongside });
   if (posted.failures.length > 0) {
     const available = posted.balances.get(remoteId)?.points ?? 0;
     throw new AppError('insufficient_balance', `Reward ${rewardId} costs ${price} points; the customer has ${available} available`, {
       details: [{ param: 'reward_id', code: 'insufficient_balance', message: `The customer has ${available} points available; the reward costs ${price}` }],
     });
   }
+  const redemption = redemptionJson({ ...row!, email: customer.email });
+  await enqueueEvents(trx, shopId, 'redemption.created', [redemption], now);
+  return redemption;
+}
 
-  let code = poolCode ?? undefined;
-  while (code === undefined) {
-    const candidate = generateCode(reward.code_prefix);
-    if (!(await codeTaken(trx, shopId, candidate))) code = candidate;
+async function checkLimit(trx: DB, shopId: number, rewardId: number, remoteId: number, limit: number): Promise<void> {
+  const { n } = await trx
+    .selectFrom('redemptions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('shop_id', '=', shopId)
+    .where('reward_id', '=', rewardId)
+    .where('customer_remote_id', '=', remoteId)
+    .executeTakeFirstOrThrow();
+  if (Number(n) >= limit) {
+    throw new AppError(
+      'redemption_limit_reached',
+      `The customer has redeemed reward ${rewardId} ${Number(n)} time${Number(n) === 1 ? '' : 's'}, its limit per customer`,
+    );
   }
-  const row: RedemptionsTable = {
+}
+
+/** A generated code that no pool holds and no redemption was issued. */
+async function freeCode(trx: DB, shopId: number, prefix: string | null): Promise<string> {
+  for (;;) {
+    const candidate = generateCode(prefix);
+    if (!(await codeTaken(trx, shopId, candidate))) return candidate;
+  }
+}
+
+function redemptionRow(shopId: number, id: number, reward: RewardRow, remoteId: number, code: string, eventId: number, now: number): RedemptionsTable {
+  return {
     shop_id: shopId,
-    id: id!,
-    reward_id: rewardId,
+    id,
+    reward_id: Number(reward.id),
     reward_name: reward.name,
     customer_remote_id: remoteId,
-    points_spent: price,
+    points_spent: Number(reward.points_price),
     code,
     status: 'issued',
     expires_at: reward.code_valid_days === null ? null : now + Number(reward.code_valid_days) * DAY_MS,
-    points_event_id: posted.events[0]!.id,
+    points_event_id: eventId,
     void_event_id: null,
     used_at: null,
     voided_at: null,
@@ -176,10 +192,6 @@ export async function redeem(trx: DB, shopId: number, input: RedeemInput, now: n
     created_at: now,
     updated_at: now,
   };
-  await trx.insertInto('redemptions').values(row).execute();
-  const redemption = redemptionJson({ ...row, email: customer.email });
-  await enqueueEvents(trx, shopId, 'redemption.created', [redemption], now);
-  return redemption;
 }
 
 /** The redemption, locked until the transaction ends; 404 when the shop has none with this id. */
