@@ -34,6 +34,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
   app.get(
     '/points_events',
     {
+      config: { scope: 'points_events:read' },
       schema: {
         tags: TAGS,
         summary: 'List points events',
@@ -56,6 +57,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
   app.get(
     '/points_events/:id',
     {
+      config: { scope: 'points_events:read' },
       schema: {
         tags: TAGS,
         summary: 'Retrieve a points event',
@@ -74,6 +76,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
 
   registerCustomerList(app, {
     path: 'points_events',
+    scope: 'points_events:read',
     tags: TAGS,
     summary: "List a customer's points events",
     description: "One customer's ledger, with the same pagination and filters as the shop's.",
@@ -89,6 +92,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
   app.get(
     '/orders/:remote_id/points_events',
     {
+      config: { scope: 'points_events:read' },
       schema: {
         tags: TAGS,
         summary: "List an order's points events",

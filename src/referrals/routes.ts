@@ -55,6 +55,7 @@ export function registerReferralRoutes(server: FastifyInstance): void {
   app.post(
     '/referrals',
     {
+      config: { scope: 'referrals:write' },
       // The body's errors and an unknown referrer are reported in one 422.
       attachValidation: true,
       schema: {
@@ -109,6 +110,7 @@ export function registerReferralRoutes(server: FastifyInstance): void {
 
   registerAction(app, {
     path: '/referrals/:id/complete',
+    scope: 'referrals:write',
     singular: 'referral',
     tags: TAGS,
     summary: 'Complete a referral',
@@ -122,6 +124,7 @@ export function registerReferralRoutes(server: FastifyInstance): void {
   });
   registerAction(app, {
     path: '/referrals/:id/cancel',
+    scope: 'referrals:write',
     singular: 'referral',
     tags: TAGS,
     summary: 'Cancel a referral',

@@ -58,7 +58,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/shop',
-    { schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
+    { config: { scope: 'shop:read' }, schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
     // Read afresh: the request's shop comes from the token cache and may be a moment old.
     async (request) => ({ data: shopJson((await getShop(request.db, request.shop.id)) ?? request.shop) }),
   );
@@ -66,6 +66,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
   app.patch(
     '/shop',
     {
+      config: { scope: 'shop:write' },
       schema: {
         tags: ['Shop'],
         summary: "Update the shop's settings",
@@ -77,7 +78,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
       },
     },
     async (request, reply) =>
-      runWrite(request, reply, async (trx) => {
+      runWrite(request, reply, async (trx, audit) => {
         const zone = request.body.timezone;
         if (zone !== undefined && !isTimeZone(zone)) {
           throw validationError([
@@ -88,6 +89,8 @@ export function registerShopRoutes(server: FastifyInstance): void {
             },
           ]);
         }
+        const was = await getShop(trx, request.shop.id);
+        audit.before = was === undefined ? null : shopJson(was);
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);
         return { status: 200, body: { data: shopJson(shop!) } };
       }),
