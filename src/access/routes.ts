@@ -50,7 +50,8 @@ const ApiTokenInput = Type.Object(
   { additionalProperties: false, examples: [{ name: 'analytics export', scopes: ['read'] }] },
 );
 
-const tokenJson = (row: TokenRow) => ({
+/** A token as the API and the CLI show it: never its secret. */
+export const tokenJson = (row: TokenRow) => ({
   id: row.id,
   name: row.name,
   hint: row.hint,

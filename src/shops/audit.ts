@@ -44,6 +44,12 @@ export async function writeAuditEntry(db: DB, entry: AuditEntry): Promise<void> 
     .execute();
 }
 
+/** The entry of a write made by the `loyalty` command (cli/), in that write's transaction. */
+export function writeCliAuditEntry(db: DB, shopId: number, now: number, what: { action: string; resourceId: string | null; changes: Changes }): Promise<void> {
+  const resource = what.action.slice(0, what.action.indexOf('.'));
+  return writeAuditEntry(db, { shopId, occurredAt: now, actor: { type: 'cli' }, resource, requestId: null, ...what });
+}
+
 export interface AuditFilters {
   resource?: string;
   resourceId?: string;
