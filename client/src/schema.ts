@@ -999,6 +999,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchant_api/v1/api_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API tokens
+         * @description Every token of the shop, revoked and expired ones too; never their secrets.
+         */
+        get: operations["getApiTokens"];
+        put?: never;
+        /**
+         * Create an API token
+         * @description A token with the scopes given, at most those of the token that creates it. Its secret is in this response only.
+         */
+        post: operations["createApiTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/api_tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API token
+         * @description Requests with it answer 401 from now on (within 2 seconds in other server processes). Revoking twice keeps the first time.
+         */
+        delete: operations["deleteApiTokensById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/audit_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description One entry per write of the merchant API, the CLI and the console: who, what, which record, the fields that changed. Cursor mode walks them oldest first; offset mode sorts by id (desc: newest first). Kept AUDIT_RETENTION_DAYS (365 by default).
+         */
+        get: operations["getAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/storefront_api/v1/programme": {
         parameters: {
             query?: never;
@@ -1213,12 +1277,12 @@ export interface components {
                  * @description The broad class of the error
                  * @enum {unknown}
                  */
-                type: "invalid_request_error" | "authentication_error" | "idempotency_error" | "rate_limit_error" | "api_error";
+                type: "invalid_request_error" | "authentication_error" | "permission_error" | "idempotency_error" | "rate_limit_error" | "api_error";
                 /**
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -2309,6 +2373,117 @@ export interface components {
                 redemptions: number;
             }[];
         };
+        /** ApiToken */
+        ApiToken: {
+            /** @example 7 */
+            id: number;
+            /** @example analytics export */
+            name: string;
+            /**
+             * @description The last characters of the token, to tell tokens apart
+             * @example lty_…x9Qz
+             */
+            hint: string;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never
+             */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        /** ApiTokenCreated */
+        ApiTokenCreated: {
+            /** @example 7 */
+            id: number;
+            /** @example analytics export */
+            name: string;
+            /**
+             * @description The last characters of the token, to tell tokens apart
+             * @example lty_…x9Qz
+             */
+            hint: string;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never
+             */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /**
+             * @description The secret: shown this once, never again
+             * @example lty_3q2…
+             */
+            token: string;
+        };
+        /** AuditEvent */
+        AuditEvent: {
+            /** @example 1024 */
+            id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            /** AuditActor */
+            actor: {
+                /**
+                 * @description An API token (the console holds one), the `loyalty` command, or the server itself
+                 * @enum {string}
+                 */
+                type: "token" | "cli" | "system";
+                /**
+                 * @description The token's id, for `token`
+                 * @example 7
+                 */
+                token_id: number | null;
+                /**
+                 * @description The token's name when it wrote
+                 * @example console
+                 */
+                name: string | null;
+            };
+            /** @example earning_rule.updated */
+            action: string;
+            /** @example earning_rule */
+            resource: string;
+            /**
+             * @description The record's id (a batch of points events: the range of its events' ids, `first..last`)
+             * @example 12
+             */
+            resource_id: string | null;
+            /**
+             * @description `{field: [before, after]}` of the fields that changed; secrets show as `[redacted]`
+             * @example {
+             *       "points_amount": [
+             *         100,
+             *         150
+             *       ]
+             *     }
+             */
+            changes: {
+                [key: string]: unknown[];
+            };
+            /** @example req_2Vq8dJcKx1mQ4n7 */
+            request_id: string | null;
+        };
         /** Programme */
         StorefrontProgramme: {
             shop: {
@@ -2638,6 +2813,19 @@ export interface components {
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The API token lacks this operation's scope (see security); the message names it */
+        InsufficientScope: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -3232,6 +3420,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3295,6 +3484,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3360,6 +3550,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3391,6 +3582,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3453,6 +3645,7 @@ export interface operations {
             201: components["responses"]["CustomerWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3496,6 +3689,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3544,6 +3738,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3578,6 +3773,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3651,6 +3847,7 @@ export interface operations {
             201: components["responses"]["OrderWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3698,6 +3895,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3732,6 +3930,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3790,6 +3989,7 @@ export interface operations {
             201: components["responses"]["SubscriptionContractWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3837,6 +4037,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3910,6 +4111,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3948,6 +4150,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3992,6 +4195,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4017,6 +4221,7 @@ export interface operations {
             201: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4055,6 +4260,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4083,6 +4289,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4125,6 +4332,7 @@ export interface operations {
             200: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4173,6 +4381,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4198,6 +4407,7 @@ export interface operations {
             201: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4236,6 +4446,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4264,6 +4475,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4306,6 +4518,7 @@ export interface operations {
             200: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4354,6 +4567,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4408,6 +4622,7 @@ export interface operations {
             201: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4446,6 +4661,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4490,6 +4706,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4530,6 +4747,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4568,6 +4786,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4596,6 +4815,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4652,6 +4872,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4700,6 +4921,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4725,6 +4947,7 @@ export interface operations {
             201: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4763,6 +4986,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4791,6 +5015,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4833,6 +5058,7 @@ export interface operations {
             200: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4881,6 +5107,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4914,6 +5141,7 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4952,6 +5180,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4994,6 +5223,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5039,6 +5269,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5106,6 +5337,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5151,6 +5383,7 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["AlreadyReversed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5189,6 +5422,7 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5232,6 +5466,7 @@ export interface operations {
             201: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5270,6 +5505,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5303,6 +5539,7 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotUsable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5340,6 +5577,7 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotVoidable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5376,6 +5614,7 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5411,6 +5650,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5469,6 +5709,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5530,6 +5771,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PreviewRefused"];
@@ -5565,6 +5807,7 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5602,6 +5845,7 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5653,6 +5897,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5687,6 +5932,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5737,6 +5983,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5789,6 +6036,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5837,6 +6085,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5877,6 +6126,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5908,6 +6158,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5959,6 +6210,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6014,6 +6266,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6054,6 +6307,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6082,6 +6336,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6147,7 +6402,202 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getApiTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiToken"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createApiTokens: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "analytics export",
+                 *       "scopes": [
+                 *         "read"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @example analytics export */
+                    name: string;
+                    /** @description At most the scopes of the token that creates it */
+                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+                    /**
+                     * Format: date-time
+                     * @description When it stops working (in the future); null or left out: never
+                     */
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiTokenCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    deleteApiTokensById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The API token's id
+                 * @example 7
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by */
+                "sort[order_type]"?: "id";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only entries about this kind of record, such as `earning_rule` */
+                resource?: string;
+                /** @description Only entries about this record (with `resource`) */
+                resource_id?: string;
+                /** @description Only entries written with this API token */
+                actor_token_id?: number;
+                /** @description Only entries at or after this time */
+                "occurred_at[gte]"?: string;
+                /** @description Only entries before this time */
+                "occurred_at[lt]"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["AuditEvent"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };

@@ -44,8 +44,10 @@ const ApiTokenCreated = Type.Object(
 const ApiTokenInput = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 255, examples: ['analytics export'] }),
-    scopes: Type.Array(ScopeSchema, { minItems: 1, maxItems: SCOPES.length, description: "At most the scopes of the token that creates it" }),
-    expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it stops working (in the future); null or left out: never' })),
+    scopes: Type.Array(ScopeSchema, { minItems: 1, maxItems: SCOPES.length, description: 'At most the scopes of the token that creates it' }),
+    expires_at: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it stops working (in the future); null or left out: never' }),
+    ),
   },
   { additionalProperties: false, examples: [{ name: 'analytics export', scopes: ['read'] }] },
 );
@@ -135,6 +137,11 @@ function expiryOf(text: string | null | undefined, now: number): number | null {
 }
 
 export function registerAccessRoutes(server: FastifyInstance): void {
+  registerTokenRoutes(server);
+  registerAuditRoutes(server);
+}
+
+function registerTokenRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const IdParams = Type.Object({ id: PathId("The API token's id", 7) });
 
@@ -145,7 +152,7 @@ export function registerAccessRoutes(server: FastifyInstance): void {
       schema: {
         tags: TOKEN_TAGS,
         summary: 'List API tokens',
-        description: "Every token of the shop, revoked and expired ones too; never their secrets.",
+        description: 'Every token of the shop, revoked and expired ones too; never their secrets.',
         response: { 200: Type.Object({ data: Type.Array(ApiToken) }), ...errorResponses('read') },
       },
     },
@@ -206,7 +213,10 @@ export function registerAccessRoutes(server: FastifyInstance): void {
       });
     },
   );
+}
 
+function registerAuditRoutes(server: FastifyInstance): void {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/audit_events',
     {

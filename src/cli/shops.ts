@@ -29,7 +29,8 @@ const NEVER = 'never';
 function parseScopes(value: string): Scope[] {
   const scopes = value.split(/[\s,]+/).filter(Boolean);
   const unknown = scopes.filter((s) => !isScope(s));
-  if (scopes.length === 0 || unknown.length > 0) throw new CliError(`--scopes takes scopes such as admin, read, rewards:write; unknown: ${unknown.join(', ') || '(none given)'}`);
+  if (scopes.length === 0 || unknown.length > 0)
+    throw new CliError(`--scopes takes scopes such as admin, read, rewards:write; unknown: ${unknown.join(', ') || '(none given)'}`);
   return scopes as Scope[];
 }
 
@@ -37,7 +38,11 @@ function parseScopes(value: string): Scope[] {
 export function createAuditedToken(db: DB, shopId: number, name: string, now: number, options: TokenOptions) {
   return transaction(db, async (trx) => {
     const created = await createToken(trx, shopId, name, now, options);
-    await writeCliAuditEntry(trx, shopId, now, { action: 'api_token.created', resourceId: String(created.row.id), changes: changesOf(null, tokenJson(created.row)) });
+    await writeCliAuditEntry(trx, shopId, now, {
+      action: 'api_token.created',
+      resourceId: String(created.row.id),
+      changes: changesOf(null, tokenJson(created.row)),
+    });
     return created;
   });
 }
@@ -124,7 +129,12 @@ export function registerShopCommands(program: Command): void {
         const shop = await transaction(db, async (trx) => {
           const before = await getShop(trx, shopId);
           const after = before && (await updateShop(trx, shopId, settings, now, rekeyDays));
-          if (after) await writeCliAuditEntry(trx, shopId, now, { action: 'shop.updated', resourceId: String(shopId), changes: changesOf(shopView(before!), shopView(after)) });
+          if (after)
+            await writeCliAuditEntry(trx, shopId, now, {
+              action: 'shop.updated',
+              resourceId: String(shopId),
+              changes: changesOf(shopView(before!), shopView(after)),
+            });
           return after;
         });
         if (!shop) throw new CliError(`No shop with id ${shopId}`);
@@ -223,7 +233,11 @@ export function registerShopCommands(program: Command): void {
           const before = await findToken(trx, shopId, id);
           if (before === undefined || !(await revokeToken(trx, shopId, id, now))) return false;
           const after = (await findToken(trx, shopId, id))!;
-          await writeCliAuditEntry(trx, shopId, now, { action: 'api_token.revoked', resourceId: String(id), changes: changesOf(tokenJson(before), tokenJson(after)) });
+          await writeCliAuditEntry(trx, shopId, now, {
+            action: 'api_token.revoked',
+            resourceId: String(id),
+            changes: changesOf(tokenJson(before), tokenJson(after)),
+          });
           return true;
         });
         if (!revoked) throw new CliError(`Shop ${shopId} has no token ${id}`);

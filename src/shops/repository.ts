@@ -182,7 +182,17 @@ export async function createToken(db: DB, shopId: number, name: string, now: num
 
 const TOKEN_COLUMNS = ['id', 'shop_id', 'name', 'token_hint as hint', 'created_at', 'last_used_at', 'revoked_at', 'scopes', 'expires_at'] as const;
 
-function toTokenRow(r: { id: number; shop_id: number; name: string; hint: string; created_at: number; last_used_at: number | null; revoked_at: number | null; scopes: string; expires_at: number | null }): TokenRow {
+function toTokenRow(r: {
+  id: number;
+  shop_id: number;
+  name: string;
+  hint: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  scopes: string;
+  expires_at: number | null;
+}): TokenRow {
   return {
     ...r,
     id: Number(r.id),

@@ -58,7 +58,10 @@ export function registerShopRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/shop',
-    { config: { scope: 'shop:read' }, schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
+    {
+      config: { scope: 'shop:read' },
+      schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } },
+    },
     // Read afresh: the request's shop comes from the token cache and may be a moment old.
     async (request) => ({ data: shopJson((await getShop(request.db, request.shop.id)) ?? request.shop) }),
   );

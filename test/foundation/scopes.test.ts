@@ -73,7 +73,9 @@ describe(`scopes of every /merchant_api/v1 operation (${TEST_DIALECT})`, () => {
     expect(ops.length).toBeGreaterThan(60);
     const admin = ops.filter((op) => op.scope === 'admin').map((op) => `${op.method} ${op.path.slice(API.length)}`);
     expect(admin.sort()).toEqual([...ADMIN_ONLY].sort());
-    for (const op of ops) if (op.method !== 'GET' && op.scope !== 'admin' && op.path !== `${API}/earning_rules/preview`) expect(op.scope, `${op.method} ${op.path}`).toMatch(/:write$/);
+    for (const op of ops)
+      if (op.method !== 'GET' && op.scope !== 'admin' && op.path !== `${API}/earning_rules/preview`)
+        expect(op.scope, `${op.method} ${op.path}`).toMatch(/:write$/);
   });
 
   it('answers 403 insufficient_scope naming the scope to a token without it, before writing anything', async () => {

@@ -116,12 +116,21 @@ describe(`the audit log (${TEST_DIALECT})`, () => {
     expect((await t.request('PATCH', `${API}/shop`, { token: scoped.token, body: { name: 'Renamed' } })).statusCode).toBe(200);
     const mine = await all({ actor_token_id: String(scoped.id) });
     expect(mine).toHaveLength(1);
-    expect(mine[0]).toMatchObject({ action: 'shop.updated', actor: { type: 'token', token_id: scoped.id, name: 'shop editor' }, changes: { name: ['Test shop', 'Renamed'] } });
+    expect(mine[0]).toMatchObject({
+      action: 'shop.updated',
+      actor: { type: 'token', token_id: scoped.id, name: 'shop editor' },
+      changes: { name: ['Test shop', 'Renamed'] },
+    });
     expect(await all({ 'occurred_at[gte]': since })).toHaveLength(1);
     expect((await all({ 'occurred_at[lt]': since })).length).toBe((await all()).length - 1);
     const everything = await all();
     const page = (await t.request('GET', `${API}/audit_events`, { query: { 'pagination[per_page]': '2', 'sort[order_direction]': 'desc' } })).json();
-    expect(page.data.map((e: AuditEvent) => e.id)).toEqual(everything.slice(-2).reverse().map((e) => e.id));
+    expect(page.data.map((e: AuditEvent) => e.id)).toEqual(
+      everything
+        .slice(-2)
+        .reverse()
+        .map((e) => e.id),
+    );
     expect(page.links.next).toContain('pagination[page]=2');
     const cursor = (await t.request('GET', `${API}/audit_events`, { query: { 'pagination[limit]': '2' } })).json();
     expect(cursor.links.next_since_id).toBe(everything[1]!.id);
