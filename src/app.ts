@@ -36,6 +36,7 @@ import { fetchTransport, type WebhookTransport } from './webhooks/delivery.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
 import { registerReportRoutes } from './reports/routes.js';
 import { registerExportRoutes } from './reports/export-routes.js';
+import { registerAccessRoutes } from './access/routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerStorefrontKeyRoutes(api);
       registerReportRoutes(api);
       registerExportRoutes(api);
+      registerAccessRoutes(api);
     },
     { prefix: API_PREFIX },
   );

@@ -50,6 +50,8 @@ export interface Config {
     readonly windowMs: number;
   };
   readonly idempotencyTtlHours: number;
+  /** Audit log entries are kept this long (docs/access.md). */
+  readonly auditRetentionDays: number;
   readonly expirySweepIntervalMs: number;
   readonly webhooks: {
     /** How often due deliveries are sent; 0 turns delivery off in this process. */
@@ -149,6 +151,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       windowMs: int(env, 'STOREFRONT_RATE_LIMIT_WINDOW_MS', 60_000, 1000),
     },
     idempotencyTtlHours: int(env, 'IDEMPOTENCY_TTL_HOURS', 24, 1),
+    auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1),
     expirySweepIntervalMs: int(env, 'EXPIRY_SWEEP_INTERVAL_MS', 60_000, 0),
     webhooks: {
       deliveryIntervalMs: int(env, 'WEBHOOK_DELIVERY_INTERVAL_MS', 5_000, 0),

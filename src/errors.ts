@@ -1,13 +1,14 @@
 // The closed set of error codes, the one table that maps them to HTTP, and AppError.
 // Domain code throws AppError; only the error handler (http/error-handler.ts) knows statuses.
 
-export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'idempotency_error' | 'rate_limit_error' | 'api_error';
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'permission_error' | 'idempotency_error' | 'rate_limit_error' | 'api_error';
 
 const ERRORS = {
   invalid_json: { status: 400, type: 'invalid_request_error' },
   invalid_parameter: { status: 400, type: 'invalid_request_error' },
   malformed_request: { status: 400, type: 'invalid_request_error' },
   unauthorized: { status: 401, type: 'authentication_error' },
+  insufficient_scope: { status: 403, type: 'permission_error' },
   not_found: { status: 404, type: 'invalid_request_error' },
   request_timeout: { status: 408, type: 'invalid_request_error' },
   idempotency_key_in_use: { status: 409, type: 'idempotency_error' },

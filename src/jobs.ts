@@ -6,6 +6,7 @@ import { sendExpiryReminders } from './ledger/reminders.js';
 import { retierShops } from './tiers/jobs.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
+import { pruneAuditLog } from './shops/audit.js';
 import { DAY_MS } from './clock.js';
 import { DatabaseBusyError } from './db/connection-queue.js';
 import { optimizeDatabase } from './db/dialect.js';
@@ -51,6 +52,11 @@ export const jobs: Job[] = [
     name: 'prune-webhook-deliveries',
     intervalMs: () => 60 * 60_000,
     run: (app) => pruneDeliveries(app.db, app.clock() - app.config.webhooks.retentionDays * DAY_MS),
+  },
+  {
+    name: 'prune-audit-log',
+    intervalMs: () => 60 * 60_000,
+    run: (app) => pruneAuditLog(app.db, app.clock() - app.config.auditRetentionDays * DAY_MS),
   },
 ];
 

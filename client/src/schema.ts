@@ -999,6 +999,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchant_api/v1/api_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API tokens
+         * @description Every token of the shop, revoked and expired ones too; never their secrets.
+         */
+        get: operations["getApiTokens"];
+        put?: never;
+        /**
+         * Create an API token
+         * @description A token with the scopes given, at most those of the token that creates it. Its secret is in this response only.
+         */
+        post: operations["createApiTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/api_tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API token
+         * @description Requests with it answer 401 from now on (within 2 seconds in other server processes). Revoking twice keeps the first time.
+         */
+        delete: operations["deleteApiTokensById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/audit_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description One entry per write of the merchant API, the CLI and the console: who, what, which record, the fields that changed. Cursor mode walks them oldest first; offset mode sorts by id (desc: newest first). Kept AUDIT_RETENTION_DAYS (365 by default).
+         */
+        get: operations["getAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/storefront_api/v1/programme": {
         parameters: {
             query?: never;
@@ -1213,12 +1277,12 @@ export interface components {
                  * @description The broad class of the error
                  * @enum {unknown}
                  */
-                type: "invalid_request_error" | "authentication_error" | "idempotency_error" | "rate_limit_error" | "api_error";
+                type: "invalid_request_error" | "authentication_error" | "permission_error" | "idempotency_error" | "rate_limit_error" | "api_error";
                 /**
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -2380,6 +2444,117 @@ export interface components {
                 redemptions: number;
             }[];
         };
+        /** ApiToken */
+        ApiToken: {
+            /** @example 7 */
+            id: number;
+            /** @example analytics export */
+            name: string;
+            /**
+             * @description The last characters of the token, to tell tokens apart
+             * @example lty_…x9Qz
+             */
+            hint: string;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never
+             */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        /** ApiTokenCreated */
+        ApiTokenCreated: {
+            /** @example 7 */
+            id: number;
+            /** @example analytics export */
+            name: string;
+            /**
+             * @description The last characters of the token, to tell tokens apart
+             * @example lty_…x9Qz
+             */
+            hint: string;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never
+             */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /**
+             * @description The secret: shown this once, never again
+             * @example lty_3q2…
+             */
+            token: string;
+        };
+        /** AuditEvent */
+        AuditEvent: {
+            /** @example 1024 */
+            id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            /** AuditActor */
+            actor: {
+                /**
+                 * @description An API token (the console holds one), the `loyalty` command, or the server itself
+                 * @enum {string}
+                 */
+                type: "token" | "cli" | "system";
+                /**
+                 * @description The token's id, for `token`
+                 * @example 7
+                 */
+                token_id: number | null;
+                /**
+                 * @description The token's name when it wrote
+                 * @example console
+                 */
+                name: string | null;
+            };
+            /** @example earning_rule.updated */
+            action: string;
+            /** @example earning_rule */
+            resource: string;
+            /**
+             * @description The record's id (a batch of points events: the range of its events' ids, `first..last`)
+             * @example 12
+             */
+            resource_id: string | null;
+            /**
+             * @description `{field: [before, after]}` of the fields that changed; secrets show as `[redacted]`
+             * @example {
+             *       "points_amount": [
+             *         100,
+             *         150
+             *       ]
+             *     }
+             */
+            changes: {
+                [key: string]: unknown[];
+            };
+            /** @example req_2Vq8dJcKx1mQ4n7 */
+            request_id: string | null;
+        };
         /** Programme */
         StorefrontProgramme: {
             shop: {
@@ -2719,6 +2894,19 @@ export interface components {
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The API token lacks this operation's scope (see security); the message names it */
+        InsufficientScope: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -3313,6 +3501,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3394,6 +3583,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3459,6 +3649,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3490,6 +3681,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3552,6 +3744,7 @@ export interface operations {
             201: components["responses"]["CustomerWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3595,6 +3788,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3643,6 +3837,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3677,6 +3872,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3757,6 +3953,7 @@ export interface operations {
             201: components["responses"]["OrderWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3804,6 +4001,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3838,6 +4036,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3896,6 +4095,7 @@ export interface operations {
             201: components["responses"]["SubscriptionContractWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3943,6 +4143,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4016,6 +4217,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4054,6 +4256,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4098,6 +4301,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4123,6 +4327,7 @@ export interface operations {
             201: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4161,6 +4366,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4189,6 +4395,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4231,6 +4438,7 @@ export interface operations {
             200: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4279,6 +4487,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4304,6 +4513,7 @@ export interface operations {
             201: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4342,6 +4552,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4370,6 +4581,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4412,6 +4624,7 @@ export interface operations {
             200: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4460,6 +4673,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4514,6 +4728,7 @@ export interface operations {
             201: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4552,6 +4767,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4596,6 +4812,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4636,6 +4853,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4674,6 +4892,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4702,6 +4921,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4758,6 +4978,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4806,6 +5027,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4831,6 +5053,7 @@ export interface operations {
             201: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4869,6 +5092,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4897,6 +5121,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4939,6 +5164,7 @@ export interface operations {
             200: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4987,6 +5213,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5020,6 +5247,7 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5058,6 +5286,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5100,6 +5329,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5145,6 +5375,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5212,6 +5443,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5257,6 +5489,7 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["AlreadyReversed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5295,6 +5528,7 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5338,6 +5572,7 @@ export interface operations {
             201: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5376,6 +5611,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5409,6 +5645,7 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotUsable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5446,6 +5683,7 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotVoidable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5482,6 +5720,7 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5517,6 +5756,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5575,6 +5815,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5636,6 +5877,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PreviewRefused"];
@@ -5671,6 +5913,7 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5708,6 +5951,7 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5759,6 +6003,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5793,6 +6038,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5843,6 +6089,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5895,6 +6142,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5943,6 +6191,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5983,6 +6232,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6014,6 +6264,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6065,6 +6316,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6120,6 +6372,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6160,6 +6413,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6188,6 +6442,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6253,7 +6508,202 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getApiTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiToken"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createApiTokens: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "analytics export",
+                 *       "scopes": [
+                 *         "read"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @example analytics export */
+                    name: string;
+                    /** @description At most the scopes of the token that creates it */
+                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+                    /**
+                     * Format: date-time
+                     * @description When it stops working (in the future); null or left out: never
+                     */
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiTokenCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    deleteApiTokensById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The API token's id
+                 * @example 7
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by */
+                "sort[order_type]"?: "id";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only entries about this kind of record, such as `earning_rule` */
+                resource?: string;
+                /** @description Only entries about this record (with `resource`) */
+                resource_id?: string;
+                /** @description Only entries written with this API token */
+                actor_token_id?: number;
+                /** @description Only entries at or after this time */
+                "occurred_at[gte]"?: string;
+                /** @description Only entries before this time */
+                "occurred_at[lt]"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["AuditEvent"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };

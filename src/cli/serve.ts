@@ -9,6 +9,7 @@ import { allMigrations, migrateToLatest, pendingMigrations } from '../db/migrato
 import { systemClock } from '../clock.js';
 import { countShops, createShop, createToken } from '../shops/repository.js';
 import type { DB } from '../db/tables.js';
+import { writeAuditEntry } from '../shops/audit.js';
 import { output } from './context.js';
 
 /** On an empty database, a demo shop and a token, so the first curl works. */
@@ -16,7 +17,17 @@ export async function bootstrap(db: DB, config: Config, log: Pick<FastifyBaseLog
   if (!config.bootstrap || (await countShops(db)) > 0) return null;
   const now = systemClock();
   const shop = await createShop(db, { name: 'Demo shop', points_expiry_days: 365 }, now);
-  const { token } = await createToken(db, shop.id, 'bootstrap', now);
+  const { token, row } = await createToken(db, shop.id, 'bootstrap', now);
+  await writeAuditEntry(db, {
+    shopId: shop.id,
+    occurredAt: now,
+    actor: { type: 'system' },
+    action: 'api_token.created',
+    resource: 'api_token',
+    resourceId: String(row.id),
+    changes: { name: [null, row.name], scopes: [null, row.scopes] },
+    requestId: null,
+  });
   // Its programme, customers and a storefront key, for GET /storefront/demo.
   const { makeDemoStorefront } = await import('../storefront/demo.js');
   await makeDemoStorefront(db, config, shop.id, now);

@@ -2,13 +2,52 @@ import { shopJson } from '../shops/routes.js';
 import type { Command } from 'commander';
 import { isoTime } from '../clock.js';
 import { countShopRows, ERASURE_CHUNK_ROWS, eraseShop } from '../shops/erasure.js';
-import { createShop, createToken, getShop, listShops, listTokens, revokeToken, updateShop, type Shop, type ShopSettings } from '../shops/repository.js';
+import { tokenJson } from '../access/routes.js';
+import { transaction } from '../db/dialect.js';
+import type { DB } from '../db/tables.js';
+import { changesOf } from '../http/audit.js';
+import { writeCliAuditEntry } from '../shops/audit.js';
+import {
+  createShop,
+  createToken,
+  findToken,
+  getShop,
+  listShops,
+  listTokens,
+  revokeToken,
+  updateShop,
+  type Shop,
+  type ShopSettings,
+  type TokenOptions,
+} from '../shops/repository.js';
+import { isScope, SCOPES, type Scope } from '../shops/scopes.js';
 import { CliError, output, parseId, table, withDatabase } from './context.js';
 import { rekeyDays } from '../ledger/totals.js';
 import { isTimeZone } from '../core/time-zones.js';
-import { transaction } from '../db/dialect.js';
 
 const NEVER = 'never';
+
+/** `--scopes read,rewards:write` (commas or spaces). */
+function parseScopes(value: string): Scope[] {
+  const scopes = value.split(/[\s,]+/).filter(Boolean);
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (scopes.length === 0 || unknown.length > 0)
+    throw new CliError(`--scopes takes scopes such as admin, read, rewards:write; unknown: ${unknown.join(', ') || '(none given)'}`);
+  return scopes as Scope[];
+}
+
+/** Creates a token, and its audit entry as the CLI's, in one transaction. */
+export function createAuditedToken(db: DB, shopId: number, name: string, now: number, options: TokenOptions) {
+  return transaction(db, async (trx) => {
+    const created = await createToken(trx, shopId, name, now, options);
+    await writeCliAuditEntry(trx, shopId, now, {
+      action: 'api_token.created',
+      resourceId: String(created.row.id),
+      changes: changesOf(null, tokenJson(created.row)),
+    });
+    return created;
+  });
+}
 
 /** Commander stores a parser's null as '', so "never" stays a word until it reaches the shop. */
 function expiryDays(value: string): number | typeof NEVER {
@@ -101,8 +140,19 @@ export function registerShopCommands(program: Command): void {
       if (opts.timezone !== undefined) settings.timezone = opts.timezone;
       if (Object.keys(settings).length === 0) throw new CliError('Nothing to change: give --name, --[no-]per-event-expiry, --expiry-days or --timezone');
       await withDatabase(async ({ db }) => {
-        // One transaction: a new time zone re-keys the report days with the change itself.
-        const shop = await transaction(db, (trx) => updateShop(trx, shopId, settings, Date.now(), rekeyDays));
+        const now = Date.now();
+        // One transaction: a new time zone re-keys the report days with the change itself, and the audit entry is written with it.
+        const shop = await transaction(db, async (trx) => {
+          const before = await getShop(trx, shopId);
+          const after = before && (await updateShop(trx, shopId, settings, now, rekeyDays));
+          if (after)
+            await writeCliAuditEntry(trx, shopId, now, {
+              action: 'shop.updated',
+              resourceId: String(shopId),
+              changes: changesOf(shopView(before!), shopView(after)),
+            });
+          return after;
+        });
         if (!shop) throw new CliError(`No shop with id ${shopId}`);
         output(opts.json, { shop: shopView(shop) }, () => table([shopView(shop)], SHOP_COLUMNS));
       });
@@ -147,16 +197,22 @@ export function registerShopCommands(program: Command): void {
     .description('Create an API token for a shop (shown once)')
     .requiredOption('--shop <id>', 'shop id')
     .option('--name <name>', 'a label to tell tokens apart', 'default')
+    .option('--scopes <scopes>', `what it may do, comma-separated: ${SCOPES.slice(0, 4).join(', ')}… (docs/access.md)`, parseScopes, ['admin'])
+    .option('--expires-in <hours>', 'hours until it stops working (default: never)', (value) => parseId(value, '--expires-in'))
     .option('--json', 'print JSON', false)
-    .action(async (opts: { shop: string; name: string; json: boolean }) => {
+    .action(async (opts: { shop: string; name: string; scopes: Scope[]; expiresIn?: number; json: boolean }) => {
       const shopId = parseId(opts.shop, '--shop');
       await withDatabase(async ({ db }) => {
         if (!(await getShop(db, shopId))) throw new CliError(`No shop with id ${shopId}`);
-        const { token, row } = await createToken(db, shopId, opts.name, Date.now());
+        const now = Date.now();
+        const expiresAt = opts.expiresIn === undefined ? null : now + opts.expiresIn * 3_600_000;
+        const { token, row } = await createAuditedToken(db, shopId, opts.name, now, { scopes: opts.scopes, expiresAt });
         output(
           opts.json,
-          { id: row.id, shop_id: shopId, name: row.name, hint: row.hint, token },
-          () => `Created token ${row.id} (${row.name}) for shop ${shopId}.\nAPI token (shown once, keep it secret): ${token}`,
+          { id: row.id, shop_id: shopId, name: row.name, hint: row.hint, scopes: row.scopes, expires_at: isoTime(row.expires_at), token },
+          () =>
+            `Created token ${row.id} (${row.name}; ${row.scopes.join(' ')}${expiresAt === null ? '' : `; expires ${isoTime(expiresAt)}`}) for shop ${shopId}.\n` +
+            `API token (shown once, keep it secret): ${token}`,
         );
       });
     });
@@ -171,10 +227,12 @@ export function registerShopCommands(program: Command): void {
       await withDatabase(async ({ db }) => {
         const rows = (await listTokens(db, shopId)).map((t) => ({
           ...t,
+          scopes: t.scopes.join(' '),
           created_at: isoTime(t.created_at),
           revoked_at: isoTime(t.revoked_at),
+          expires_at: isoTime(t.expires_at),
         }));
-        output(opts.json, { tokens: rows }, () => table(rows, ['id', 'name', 'hint', 'created_at', 'revoked_at']));
+        output(opts.json, { tokens: rows }, () => table(rows, ['id', 'name', 'hint', 'scopes', 'created_at', 'expires_at', 'revoked_at']));
       });
     });
 
@@ -186,7 +244,19 @@ export function registerShopCommands(program: Command): void {
       const shopId = parseId(opts.shop, '--shop');
       const id = parseId(tokenId, 'token id');
       await withDatabase(async ({ db }) => {
-        if (!(await revokeToken(db, shopId, id, Date.now()))) throw new CliError(`Shop ${shopId} has no token ${id}`);
+        const now = Date.now();
+        const revoked = await transaction(db, async (trx) => {
+          const before = await findToken(trx, shopId, id);
+          if (before === undefined || !(await revokeToken(trx, shopId, id, now))) return false;
+          const after = (await findToken(trx, shopId, id))!;
+          await writeCliAuditEntry(trx, shopId, now, {
+            action: 'api_token.revoked',
+            resourceId: String(id),
+            changes: changesOf(tokenJson(before), tokenJson(after)),
+          });
+          return true;
+        });
+        if (!revoked) throw new CliError(`Shop ${shopId} has no token ${id}`);
         process.stdout.write(`Revoked token ${id} of shop ${shopId}.\n`);
       });
     });

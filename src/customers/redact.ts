@@ -116,6 +116,28 @@ const withdrawn = (person: Person) => ({
 });
 
 /**
+ * The audit log keeps who did what to the person's records, not the values: the changes of the
+ * entries about their customer record, or that mention them (a record of theirs shows their
+ * remote_id, or their e-mail), are emptied. A remote_id that merely begins with theirs empties
+ * an entry too: erasing more than needed is the safe side.
+ */
+async function scrubAuditLog(trx: DB, shopId: number, person: Person): Promise<void> {
+  await trx
+    .updateTable('audit_events')
+    .set({ changes: '{}' })
+    .where('shop_id', '=', shopId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('resource', '=', 'customer'), eb('resource_id', '=', String(person.remoteId))]),
+        contains('changes', `remote_id":${person.remoteId}`),
+        contains('changes', `remote_id":[null,${person.remoteId}`),
+        ...(person.email === null ? [] : [contains('changes', person.email)]),
+      ]),
+    )
+    .execute();
+}
+
+/**
  * Rewrites the stored JSON of `table.column` that may mention the person; the rest is left
  * alone. A stored response that shows the customer record itself is withdrawn.
  */
@@ -222,6 +244,7 @@ export async function redactCustomer(trx: DB, shopId: number, identifier: string
     .execute();
   await scrubStored(trx, shopId, person, 'idempotency_keys', 'key', 'response_body');
   await scrubStored(trx, shopId, person, 'webhook_deliveries', 'id', 'payload');
+  await scrubAuditLog(trx, shopId, person);
 
   // The anonymous customer is no longer listed (records/repository.ts lists remote_ids above 0).
   await trx

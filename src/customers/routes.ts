@@ -29,6 +29,7 @@ export function registerCustomerRoutes(server: FastifyInstance): void {
   app.get(
     '/customers/:customer_identifier/export',
     {
+      config: { scope: 'customers:read' },
       schema: {
         tags: ['Customers'],
         summary: 'Export everything stored about a customer',
@@ -58,6 +59,7 @@ export function registerCustomerRoutes(server: FastifyInstance): void {
   app.delete(
     '/customers/:customer_identifier',
     {
+      config: { scope: 'customers:write' },
       schema: {
         tags: ['Customers'],
         summary: 'Redact a customer',

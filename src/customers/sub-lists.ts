@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RouteScope } from '../shops/scopes.js';
 import { Type, type TSchema } from 'typebox';
 import { notFound } from '../errors.js';
 import { ListEnvelope } from '../http/pagination.js';
@@ -35,14 +36,17 @@ export interface CustomerList {
   item: TSchema;
   /** The page asked for of the customer's list. */
   page(request: FastifyRequest, customerRemoteId: number): Promise<unknown>;
+  /** The scope it needs (shops/scopes.ts). */
+  scope: RouteScope;
 }
 
 /** GET /customers/{customer_identifier}/{path}: one page of the customer's list, or 404. */
 export function registerCustomerList(app: FastifyInstance, list: CustomerList): void {
-  const { path, tags, summary, description, querystring, item, page } = list;
+  const { path, tags, summary, description, querystring, item, page, scope } = list;
   app.get(
     `/customers/:customer_identifier/${path}`,
     {
+      config: { scope },
       schema: {
         tags,
         summary,

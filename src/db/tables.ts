@@ -51,6 +51,26 @@ export interface ApiTokensTable {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  /** Space-separated scopes (shops/scopes.ts; migration 018). */
+  scopes: Generated<string>;
+  /** When the token stops working; null: never (migration 018). */
+  expires_at: number | null;
+}
+
+/** One write of the merchant API, the CLI or the console (migration 018). */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  shop_id: number;
+  occurred_at: number;
+  actor_type: string;
+  actor_token_id: number | null;
+  actor_name: string | null;
+  action: string;
+  resource: string;
+  resource_id: string | null;
+  /** JSON: {field: [before, after]}. */
+  changes: string;
+  request_id: string | null;
 }
 
 export interface IdempotencyKeysTable {
@@ -506,6 +526,7 @@ export interface StorefrontKeyOriginsTable {
 export interface Tables {
   shops: ShopsTable;
   api_tokens: ApiTokensTable;
+  audit_events: AuditEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   id_sequences: IdSequencesTable;
   customers: CustomersTable;

@@ -43,7 +43,7 @@ export function registerEarningRoutes(server: FastifyInstance): void {
   app.post(
     '/earning_rules/preview',
     {
-      config: { readOnly: true },
+      config: { scope: 'earning_rules:read', readOnly: true },
       schema: {
         tags: ['Earning rules'],
         summary: 'Preview what an order would earn',

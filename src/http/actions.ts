@@ -4,6 +4,7 @@ import { Type, type TSchema } from 'typebox';
 import { parseRemoteId } from '../core/ids.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorCode } from '../errors.js';
+import type { RouteScope } from '../shops/scopes.js';
 import { runWrite } from './idempotency.js';
 import { DataEnvelope, errorResponses, notFoundError, PathId, type ErrorDoc } from './schemas.js';
 
@@ -27,6 +28,8 @@ export interface Action {
   codes: readonly ErrorCode[];
   /** When they are answered: the 409 response's name in the document, and how its description starts. */
   conflict: { name: string; description: string };
+  /** The scope it needs (shops/scopes.ts). */
+  scope: RouteScope;
   run(trx: DB, shopId: number, id: number, now: number): Promise<unknown>;
 }
 
@@ -35,13 +38,17 @@ const conflictError = ({ name, description }: Action['conflict']): ErrorDoc => (
   description: `${description}, or a request with this Idempotency-Key is still running`,
 });
 
+/** The verbs of actions, as the audit log names what they did. */
+const PAST: Record<string, string> = { use: 'used', void: 'voided', complete: 'completed', cancel: 'cancelled' };
+
 export function registerAction(server: FastifyInstance, action: Action): void {
+  const verb = action.path.slice(action.path.lastIndexOf('/') + 1);
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const IdParams = Type.Object({ id: PathId(`The ${action.singular}'s id`, 31) });
   app.post(
     action.path,
     {
-      config: { optionalBody: true },
+      config: { scope: action.scope, optionalBody: true },
       schema: {
         tags: action.tags,
         summary: action.summary,
@@ -56,9 +63,13 @@ export function registerAction(server: FastifyInstance, action: Action): void {
     },
     async (request, reply) => {
       const { id } = request.params;
-      return runWrite(request, reply, async (trx) => {
+      return runWrite(request, reply, async (trx, audit) => {
         // The path's ID is well formed (http/path-ids.ts).
         const data = await action.run(trx, request.shop.id, parseRemoteId(id)!, app.clock());
+        // `redemption.used`: the action names what changed, and the record's status tells where it went.
+        audit.resource = action.singular;
+        audit.action = `${action.singular}.${PAST[verb] ?? verb}`;
+        audit.after = { status: (data as { status?: unknown }).status ?? null };
         return { status: 200, body: { data } };
       });
     },

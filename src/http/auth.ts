@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { findShopByToken, liveTokenHashes, shopsGeneration, type Shop } from '../shops/repository.js';
+import { findShopByToken, liveTokenHashes, shopsGeneration, type Authenticated, type Shop, type TokenIdentity } from '../shops/repository.js';
+import { allows, type RouteScope } from '../shops/scopes.js';
 import { hashToken } from '../shops/tokens.js';
 import { AuthFailures } from './auth-failures.js';
 import { KnownTokens } from './known-tokens.js';
@@ -9,6 +10,16 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The shop whose token authenticated the request (set on every /merchant_api/v1 route). */
     shop: Shop;
+    /** The API token that authenticated the request: who made it (the audit log), and its scopes. */
+    token: TokenIdentity;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The scope a /merchant_api/v1 route needs (shops/scopes.ts), declared beside its schema:
+     * `config: { scope: 'rewards:write' }`. A route that declares none needs `admin`, and
+     * test/foundation/scopes.test.ts fails on it.
+     */
+    scope?: RouteScope;
   }
 }
 
@@ -107,29 +118,46 @@ export class TokenCache<T extends object> {
   }
 }
 
-async function authenticate(request: FastifyRequest, cache: TokenCache<Shop>, failures: AuthFailures, known: KnownTokens): Promise<void> {
+const unknownToken = () => new AppError('unauthorized', 'The API token is unknown or has been revoked');
+
+/** The scope a route needs: what it declares, else `admin`. */
+export const neededScope = (config: { scope?: RouteScope } | undefined): RouteScope => config?.scope ?? 'admin';
+
+async function authenticate(request: FastifyRequest, cache: TokenCache<Authenticated>, failures: AuthFailures, known: KnownTokens): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
   }
-  let shop = cache.cached(token);
-  if (shop === undefined) {
+  let found = cache.cached(token);
+  if (found === undefined) {
     const refusal = failures.refusal(request.ip);
     if (refusal !== undefined && !(await known.has(hashToken(token)))) throw refusal;
-    shop = await cache.lookUp(token);
-    if (shop === undefined) {
+    found = await cache.lookUp(token);
+    if (found === undefined) {
       failures.record(request.ip);
-      throw new AppError('unauthorized', 'The API token is unknown or has been revoked');
+      throw unknownToken();
     }
   }
-  request.shop = shop;
+  // A token that expired while cached is refused as the database now would refuse it.
+  const expiresAt = found.token.expires_at;
+  if (expiresAt !== null && expiresAt <= request.server.clock()) {
+    failures.record(request.ip);
+    throw unknownToken();
+  }
+  request.shop = found.shop;
+  request.token = found.token;
+  const needed = neededScope(request.routeOptions.config);
+  if (!allows(found.token.scopes, needed)) {
+    throw new AppError('insufficient_scope', `This API token lacks the scope ${needed} that this operation needs`);
+  }
 }
 
-/** Every route registered in this scope requires a live token. */
+/** Every route registered in this scope requires a live token holding the route's scope. */
 export function registerAuth(app: FastifyInstance): void {
-  const cache = new TokenCache<Shop>((token) => findShopByToken(app.db, token));
+  const cache = new TokenCache<Authenticated>((token) => findShopByToken(app.db, token, app.clock()));
   const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
-  const known = new KnownTokens(() => liveTokenHashes(app.db));
+  const known = new KnownTokens(() => liveTokenHashes(app.db, app.clock()));
   app.decorateRequest('shop', null as unknown as Shop);
+  app.decorateRequest('token', null as unknown as TokenIdentity);
   app.addHook('onRequest', async (request) => authenticate(request, cache, failures, known));
 }

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { transaction, tryTransactionLock } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { AppError, type ErrorCode } from '../errors.js';
+import { auditWrite, type AuditNote } from './audit.js';
 
 // One mechanism for every write: the handler's work, and the response it produced, commit in
 // one transaction. A retry with the same Idempotency-Key replays that response byte for byte.
@@ -124,16 +125,28 @@ export async function replayKnownKey(request: FastifyRequest, reply: FastifyRepl
   return outcome === undefined ? undefined : send(reply, outcome);
 }
 
+/** The work of a write request: it may tell the audit log what it cannot see (http/audit.ts). */
+export type Work = (trx: DB, audit: AuditNote) => Promise<WriteResult>;
+
+/** The work, then its audit entry, in the caller's transaction. */
+async function audited(trx: DB, request: FastifyRequest, work: Work, now: number): Promise<WriteResult> {
+  const note: AuditNote = {};
+  const result = await work(trx, note);
+  await auditWrite(trx, request, note, result.status, result.body, now);
+  return result;
+}
+
 /**
- * Runs a write in a transaction. With an Idempotency-Key it first looks for a stored response
- * (replayed, or 422 when the key came with another request), and stores the new response in
- * the same transaction as the write. Failed requests roll back and store nothing.
+ * Runs a write in a transaction, with its audit entry. With an Idempotency-Key it first looks for
+ * a stored response (replayed, or 422 when the key came with another request), and stores the
+ * new response in the same transaction as the write. Failed requests roll back and store
+ * nothing; a replay writes nothing, its audit entry included.
  */
-export async function runWrite(request: FastifyRequest, reply: FastifyReply, work: (trx: DB) => Promise<WriteResult>): Promise<FastifyReply> {
+export async function runWrite(request: FastifyRequest, reply: FastifyReply, work: Work): Promise<FastifyReply> {
   const app = request.server;
   const key = readKey(request);
   if (key === null) {
-    const result = await transaction(app.db, work);
+    const result = await transaction(app.db, (trx) => audited(trx, request, work, app.clock()));
     return reply.code(result.status).send(result.body);
   }
 
@@ -151,7 +164,7 @@ export async function runWrite(request: FastifyRequest, reply: FastifyReply, wor
       if (stored !== undefined) return stored;
       // An expired row under this key is replaced.
       await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', keyAsStored).execute();
-      const result = await work(trx);
+      const result = await audited(trx, request, work, now);
       reply.code(result.status);
       const payload = String(reply.serialize(result.body));
       await trx

@@ -4,7 +4,9 @@ import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Type } from 'typebox';
 import { MAX_KEY_LENGTH, takesIdempotencyKey } from './idempotency.js';
 import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders } from './openapi-components.js';
-import { CONTENT_DISPOSITION, ErrorResponse, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
+import type { RouteScope } from '../shops/scopes.js';
+import { neededScope } from './auth.js';
+import { CONTENT_DISPOSITION, ErrorResponse, errorRef, OTHER_ERRORS, pascal, RETRY_AFTER } from './schemas.js';
 
 export const API_PREFIX = '/merchant_api/v1';
 /** The shopper's side (storefront/): its own auth, and the same conventions for writes. */
@@ -26,8 +28,15 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Storefront keys', description: 'Keys that let shoppers use their own account from the storefront (customer tokens, CORS)' },
   { name: 'Storefront', description: "The shopper's own account, under /storefront_api/v1, with a customer token (or a publishable key)" },
   { name: 'Reports', description: 'Reports and CSV exports' },
+  { name: 'API tokens', description: "The shop's API tokens and their scopes (needs `admin`)" },
+  { name: 'Audit log', description: 'Who changed what: every write of the API, the CLI and the console (needs `admin`)' },
   { name: 'Operations', description: 'Health and readiness probes' },
 ];
+
+const INSUFFICIENT_SCOPE = errorRef(403, {
+  name: 'InsufficientScope',
+  description: "The API token lacks this operation's scope (see security); the message names it",
+});
 
 const VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'put', PATCH: 'update', DELETE: 'delete' };
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content' };
@@ -106,7 +115,7 @@ function documentRoute({
 }: {
   schema: FastifySchema;
   url: string;
-  route: { method: string | string[]; config?: { readOnly?: boolean; optionalBody?: boolean } };
+  route: { method: string | string[]; config?: { readOnly?: boolean; optionalBody?: boolean; scope?: RouteScope } };
 }) {
   const method = Array.isArray(route.method) ? route.method[0]! : route.method;
   const out: Record<string, unknown> = { ...schema };
@@ -115,8 +124,15 @@ function documentRoute({
   // @fastify/swagger marks every body required; useComponents drops that where a route reads none as {}.
   if (route.config?.optionalBody === true) out['x-optional-body'] = true;
   if ((url.startsWith(API_PREFIX) || url.startsWith(STOREFRONT_PREFIX)) && replayable && out.headers === undefined) out.headers = IdempotencyHeader;
+  const merchant = url.startsWith(API_PREFIX);
+  if (merchant) {
+    // The scope the token needs, under each scheme (http/auth.ts checks it).
+    const scope = neededScope(route.config);
+    out.security = [{ bearerAuth: [scope] }, { tokenAuth: [scope] }];
+  }
   if (out.response !== undefined) {
     const responses: Record<string, unknown> = { ...(out.response as Record<string, unknown>) };
+    if (merchant && responses['403'] === undefined) responses['403'] = INSUFFICIENT_SCOPE;
     if (OTHER_ERRORS.statuses.every((status) => status in responses)) {
       for (const status of OTHER_ERRORS.statuses) delete responses[status];
       responses.default = OTHER_ERRORS.response;

@@ -17,6 +17,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   invalid_parameter: 'pagination[limit] must be an integer between 1 and 250',
   malformed_request: 'The request is not valid HTTP/1.1 (Invalid header value char)',
   unauthorized: 'The API token is unknown or has been revoked',
+  insufficient_scope: 'This API token lacks the scope rewards:write that this operation needs',
   not_found: 'No customer with id "7012345678"',
   request_timeout: 'The request was not received in time; the connection is closed',
   idempotency_key_in_use: 'A request with this Idempotency-Key is still being processed; retry later',
@@ -57,7 +58,7 @@ function exampleError(code: ErrorCode) {
 export const ErrorResponse = Type.Object(
   {
     error: Type.Object({
-      type: Type.Enum(['invalid_request_error', 'authentication_error', 'idempotency_error', 'rate_limit_error', 'api_error'], {
+      type: Type.Enum(['invalid_request_error', 'authentication_error', 'permission_error', 'idempotency_error', 'rate_limit_error', 'api_error'], {
         description: 'The broad class of the error',
       }),
       code: Type.Enum(ERROR_CODES, { description: 'What went wrong; a program can branch on it' }),

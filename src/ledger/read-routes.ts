@@ -35,6 +35,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
   app.get(
     '/points_events',
     {
+      config: { scope: 'points_events:read' },
       schema: {
         tags: TAGS,
         summary: 'List points events',
@@ -57,6 +58,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
   app.get(
     '/points_events/:id',
     {
+      config: { scope: 'points_events:read' },
       schema: {
         tags: TAGS,
         summary: 'Retrieve a points event',
@@ -75,6 +77,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
 
   registerCustomerList(app, {
     path: 'points_events',
+    scope: 'points_events:read',
     tags: TAGS,
     summary: "List a customer's points events",
     description: "One customer's ledger, with the same pagination and filters as the shop's.",
@@ -92,6 +95,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
   app.get(
     '/orders/:remote_id/points_events',
     {
+      config: { scope: 'points_events:read' },
       schema: {
         tags: TAGS,
         summary: "List an order's points events",
@@ -115,6 +119,7 @@ export function registerLedgerReadRoutes(server: FastifyInstance): void {
 function registerLotsList(app: FastifyInstance): void {
   registerCustomerList(app, {
     path: 'lots',
+    scope: 'points_events:read',
     tags: TAGS,
     summary: "List a customer's open lots",
     description: 'Why the balance is what it is: each open lot, its granting event and what remains. Sort expires_at: the order deductions use them.',

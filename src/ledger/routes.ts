@@ -42,6 +42,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
   app.post(
     '/points_events',
     {
+      config: { scope: 'points_events:write' },
       // Schema errors, the rules of the fields that passed it and ledger errors (unknown
       // customer, balance) are reported in one 422.
       attachValidation: true,
@@ -75,6 +76,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
   app.post(
     '/points_events/batch',
     {
+      config: { scope: 'points_events:write' },
       attachValidation: true,
       schema: {
         tags: TAGS,
@@ -98,7 +100,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
       // The elements of a list that is missing, not a list, empty or too long are not looked
       // into; an unknown field beside a good list does not hide the elements' errors.
       if (!Array.isArray(inputs) || envelope.some((e) => e.field === LIST && e.below === undefined)) throw invalidEvents(envelope, LIST);
-      return runWrite(request, reply, async (trx) => {
+      return runWrite(request, reply, async (trx, audit) => {
         const now = app.clock();
         const shop = await currentShop(trx, request.shop.id);
         const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, shop, now));
@@ -107,6 +109,11 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
         const applied = await applyEvents(trx, request.shop.id, entries, now, { judgeOnly });
         if (applied.failures || judgeOnly) throw invalidEvents([...envelope, ...(applied.failures ?? [])], LIST);
         await effects.follow(applied.posted, now);
+        // One entry for the batch, naming its events' range: the ledger is the record of each.
+        const ids = applied.events.map((event) => event.id);
+        audit.action = 'points_event.batch_created';
+        audit.resourceId = `${Math.min(...ids)}..${Math.max(...ids)}`;
+        audit.changes = { points_events: [null, ids.length] };
         return { status: 201, body: { data: applied.events } };
       });
     },
@@ -117,7 +124,7 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
     '/points_events/:id/reverse',
     {
       // The body is optional: none reads as {} (http/json-body.ts).
-      config: { optionalBody: true },
+      config: { scope: 'points_events:write', optionalBody: true },
       schema: {
         tags: TAGS,
         summary: 'Reverse a points event',
@@ -148,8 +155,10 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
       // The path's ID is well formed (http/path-ids.ts).
       const eventId = parseRemoteId(id)!;
       const body = request.body as { internal_note?: string | null; external_note?: string | null };
-      return runWrite(request, reply, async (trx) => {
+      return runWrite(request, reply, async (trx, audit) => {
         const now = app.clock();
+        audit.action = 'points_event.reversed';
+        audit.resourceId = String(eventId);
         // A reversed grant's points are no longer earned: the tier follows.
         const effects = await postingEffects(trx, request.shop.id, true);
         const { event, posted } = await reverseEvent(trx, request.shop.id, eventId, now, {

@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import type { ScopeResource } from '../shops/scopes.js';
 import type { SelectQueryBuilder } from 'kysely';
 import { Type, type TProperties, type TSchema } from 'typebox';
 import type { Config } from '../config.js';
@@ -38,6 +39,8 @@ export interface Resource {
   plural: string;
   /** The OpenAPI tag; one of TAGS in http/openapi.ts. */
   tag: string;
+  /** What its routes need: `<scope>:read` to read, `<scope>:write` to write (shops/scopes.ts). */
+  scope: ScopeResource;
   /** The record schema's description in the OpenAPI document, when the fields do not say it all. */
   description?: string;
   /** What moves updated_at, when more than the record's own fields (customers: balances, tier). */

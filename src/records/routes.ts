@@ -5,13 +5,14 @@ import { parseRemoteId } from '../core/ids.js';
 import { shopRowCount } from '../db/counts.js';
 import type { DB } from '../db/tables.js';
 import { notFound, type ErrorDetail } from '../errors.js';
+import type { AuditNote } from '../http/audit.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { assertParams, queryParams, readParams } from '../http/query.js';
 import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { attachedErrors } from '../http/validation.js';
 import { cursorRecords, findRecord, selectRecords } from './repository.js';
-import { derive, recordsJson, type Resource, type Row } from './resource.js';
+import { derive, recordJson, recordsJson, type Resource, type Row } from './resource.js';
 import { RESOURCES } from './resources/index.js';
 import { checkedBody, createRecord, patchRecord, raced, removeRecord, replaceRecord, type Writer } from './write.js';
 
@@ -32,6 +33,16 @@ export const Deleted = Type.Object(
 /** A path ID: a positive integer below 2^53, else null. */
 const pathId = (text: string) => parseRemoteId(text);
 
+/** The resource's name in the audit log: `earning_rule`, `subscription_billing_attempt`. */
+const auditName = (r: Resource) => r.table.replace(/s$/, '');
+
+/** Tells the audit log (http/audit.ts) the record, as stored before the write; none when `id` names none. */
+async function noteBefore(trx: DB, audit: AuditNote, shopId: number, r: Resource, id: number | null): Promise<void> {
+  audit.resource = auditName(r);
+  const row = id === null ? undefined : await findRecord(trx, shopId, r, id);
+  audit.before = row === undefined ? null : recordJson(r, row);
+}
+
 /** Who writes: the request's shop, now, under this deployment's settings. */
 const writer = (app: FastifyInstance, request: FastifyRequest): Writer => ({ shopId: request.shop.id, now: app.clock(), config: app.config });
 
@@ -46,9 +57,12 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
     const json = (db: DB, shopId: number, rows: Row[]) => recordsJson(db, shopId, r, rows, app.clock());
     const filterSchemas = Object.fromEntries(Object.entries(r.filters ?? {}).map(([name, f]) => [name, Type.Optional(f.schema)]));
 
+    const read = { scope: `${r.scope}:read` } as const;
+    const write = { scope: `${r.scope}:write` } as const;
     app.get(
       `/${r.path}`,
       {
+        config: read,
         schema: {
           tags,
           summary: `List ${plural}`,
@@ -83,6 +97,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
     app.get(
       `/${r.path}/:${lookup?.param ?? r.id}`,
       {
+        config: read,
         schema: {
           tags,
           summary: `Retrieve ${aOrAn(r.singular)}`,
@@ -112,6 +127,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       app.put(
         `/${r.path}/:${param}`,
         {
+          config: write,
           attachValidation: true,
           schema: {
             tags,
@@ -126,7 +142,8 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           const checked = checkedBody(r, request.body, attachedErrors(request), true);
           // The path's ID is well formed (http/path-ids.ts).
           const remoteId = pathId(request.params[param]!)!;
-          return runWrite(request, reply, async (trx) => {
+          return runWrite(request, reply, async (trx, audit) => {
+            await noteBefore(trx, audit, request.shop.id, r, remoteId);
             const { created, record } = await replaceRecord(trx, writer(app, request), r, remoteId, checked);
             return { status: created ? 201 : 200, body: { data: record } };
           }).catch((e) => raced(app.db, request.shop.id, r, e));
@@ -138,6 +155,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       app.post(
         `/${r.path}`,
         {
+          config: write,
           attachValidation: true,
           schema: {
             tags,
@@ -148,7 +166,8 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
         },
         async (request, reply) => {
           const checked = checkedBody(r, request.body, attachedErrors(request), true);
-          return runWrite(request, reply, async (trx) => {
+          return runWrite(request, reply, async (trx, audit) => {
+            audit.resource = auditName(r);
             // The one response that shows secrets.
             const data = await createRecord(trx, writer(app, request), r, checked);
             return { status: 201, body: { data } };
@@ -161,6 +180,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       app.patch(
         `/${r.path}/:id`,
         {
+          config: write,
           attachValidation: true,
           schema: {
             tags,
@@ -175,7 +195,8 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
           const text = request.params.id!;
           const id = pathId(text);
           const checked = checkedBody(r, request.body, attachedErrors(request), false);
-          return runWrite(request, reply, async (trx) => {
+          return runWrite(request, reply, async (trx, audit) => {
+            await noteBefore(trx, audit, request.shop.id, r, id);
             const data = await patchRecord(trx, writer(app, request), r, id, text, checked);
             return { status: 200, body: { data } };
           }).catch((e) => raced(app.db, request.shop.id, r, e));
@@ -185,6 +206,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
       app.delete(
         `/${r.path}/:id`,
         {
+          config: write,
           schema: {
             tags,
             summary: `Delete ${aOrAn(r.singular)}`,
@@ -196,7 +218,10 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
         async (request, reply) => {
           const text = request.params.id!;
           const id = pathId(text);
-          return runWrite(request, reply, async (trx) => ({ status: 200, body: { data: await removeRecord(trx, request.shop.id, r, id, text) } }));
+          return runWrite(request, reply, async (trx, audit) => {
+            await noteBefore(trx, audit, request.shop.id, r, id);
+            return { status: 200, body: { data: await removeRecord(trx, request.shop.id, r, id, text) } };
+          });
         },
       );
     }

@@ -29,6 +29,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
   app.post(
     '/redemptions',
     {
+      config: { scope: 'redemptions:write' },
       schema: {
         tags: TAGS,
         summary: 'Redeem a reward',
@@ -63,6 +64,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
   app.get(
     '/redemptions',
     {
+      config: { scope: 'redemptions:read' },
       schema: {
         tags: TAGS,
         summary: 'List redemptions',
@@ -84,6 +86,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
   app.get(
     '/redemptions/:id',
     {
+      config: { scope: 'redemptions:read' },
       schema: {
         tags: TAGS,
         summary: 'Retrieve a redemption',
@@ -102,6 +105,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
 
   registerAction(app, {
     path: '/redemptions/:id/use',
+    scope: 'redemptions:write',
     singular: 'redemption',
     tags: TAGS,
     summary: 'Mark a redemption as used',
@@ -114,6 +118,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
   });
   registerAction(app, {
     path: '/redemptions/:id/void',
+    scope: 'redemptions:write',
     singular: 'redemption',
     tags: TAGS,
     summary: 'Void a redemption',
@@ -129,6 +134,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
 
   registerCustomerList(app, {
     path: 'redemptions',
+    scope: 'redemptions:read',
     tags: TAGS,
     summary: "List a customer's redemptions",
     querystring: ListQuery([]),
@@ -139,6 +145,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
   app.post(
     '/rewards/:id/codes',
     {
+      config: { scope: 'rewards:write' },
       schema: {
         tags: ['Rewards'],
         summary: "Add codes to a reward's pool",
@@ -153,8 +160,12 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     async (request, reply) => {
       const { id } = request.params;
       const { codes } = request.body;
-      return runWrite(request, reply, async (trx) => {
+      return runWrite(request, reply, async (trx, audit) => {
         const data = await addCodes(trx, request.shop.id, pathId(id, 'reward'), codes, app.clock());
+        // The codes are secrets: the log says how many.
+        audit.action = 'reward.codes_added';
+        audit.resourceId = id;
+        audit.changes = { codes_added: [null, codes.length] };
         return { status: 201, body: { data } };
       });
     },
@@ -163,6 +174,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
   app.get(
     '/rewards/:id/codes',
     {
+      config: { scope: 'rewards:read' },
       schema: {
         tags: ['Rewards'],
         summary: "Count a reward's codes",

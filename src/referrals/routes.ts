@@ -47,6 +47,15 @@ const ReferralInput = Type.Object(
   { additionalProperties: false, examples: [{ referral_code: 'K7QM2XH4RTCP', referred_email: 'grace@example.com' }] },
 );
 
+/** What both actions on a pending referral share. */
+const PENDING_ACTION = {
+  scope: 'referrals:write',
+  singular: 'referral',
+  tags: TAGS,
+  codes: ['referral_not_pending'],
+  conflict: { name: 'ReferralNotPending', description: 'Not pending' },
+} as const;
+
 /** POST /referrals, and completing or cancelling one (reads are the generic record routes). */
 export function registerReferralRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -55,6 +64,7 @@ export function registerReferralRoutes(server: FastifyInstance): void {
   app.post(
     '/referrals',
     {
+      config: { scope: 'referrals:write' },
       // The body's errors and an unknown referrer are reported in one 422.
       attachValidation: true,
       schema: {
@@ -108,27 +118,21 @@ export function registerReferralRoutes(server: FastifyInstance): void {
   );
 
   registerAction(app, {
+    ...PENDING_ACTION,
+    record: Referral,
     path: '/referrals/:id/complete',
-    singular: 'referral',
-    tags: TAGS,
     summary: 'Complete a referral',
     description:
       "Completes a pending referral by hand (the friend's first paid order does it by itself): the referral earning rules reward the referrer and, " +
       'when the friend is a customer, the friend; sends `referral.completed`. Only a pending referral can be completed (409 `referral_not_pending`).',
-    record: Referral,
-    codes: ['referral_not_pending'],
-    conflict: { name: 'ReferralNotPending', description: 'Not pending' },
     run: completeReferral,
   });
   registerAction(app, {
+    ...PENDING_ACTION,
+    record: Referral,
     path: '/referrals/:id/cancel',
-    singular: 'referral',
-    tags: TAGS,
     summary: 'Cancel a referral',
     description: 'Cancels a pending referral; the friend may then be referred again. Only a pending referral can be cancelled (409 `referral_not_pending`).',
-    record: Referral,
-    codes: ['referral_not_pending'],
-    conflict: { name: 'ReferralNotPending', description: 'Not pending' },
     run: cancelReferral,
   });
 }

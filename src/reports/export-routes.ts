@@ -21,6 +21,7 @@ export function registerExportRoutes(server: FastifyInstance): void {
   app.get(
     '/exports/:list.csv',
     {
+      config: { scope: 'reports:read' },
       schema: {
         tags: ['Reports'],
         summary: 'Export a list as CSV',

@@ -75,6 +75,7 @@ export function registerReportRoutes(server: FastifyInstance): void {
   app.get(
     '/reports/points',
     {
+      config: { scope: 'reports:read' },
       schema: {
         tags: TAGS,
         summary: 'Points and credits per period',
@@ -93,6 +94,7 @@ export function registerReportRoutes(server: FastifyInstance): void {
   app.get(
     '/reports/programme',
     {
+      config: { scope: 'reports:read' },
       schema: {
         tags: TAGS,
         summary: 'The programme in figures',

@@ -52,6 +52,7 @@ const ERASED = [
   erased('customers', 'remote_id'),
   erased('customer_redactions', 'remote_id'),
   erased('api_tokens', 'id'),
+  erased('audit_events', 'id'),
   erased('tier_members', 'vip_tier_id'),
   erased('reward_redemption_days', 'reward_id', 'day'),
   erased('shop_counts', 'table_name'),

@@ -2,6 +2,7 @@ import { allocateIds, lockIds } from '../db/dialect.js';
 import { PerTransaction } from '../db/per-transaction.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB, ShopsTable } from '../db/tables.js';
+import { parseStoredScopes, storedScopes, type Scope } from './scopes.js';
 import { generateToken, hashToken, tokenHint } from './tokens.js';
 
 /** The windows a shop's VIP tiers may be judged by (ledger/earned-window.ts sums them). */
@@ -81,6 +82,30 @@ export interface TokenRow {
   created_at: number;
   last_used_at: number | null;
   revoked_at: number | null;
+  scopes: Scope[];
+  expires_at: number | null;
+}
+
+/** The token a request came with, as the audit log and the scope check need it. */
+export interface TokenIdentity {
+  id: number;
+  name: string;
+  scopes: readonly Scope[];
+  /** When it stops working; null: never. */
+  expires_at: number | null;
+}
+
+/** What a live token stands for: its shop, and itself. */
+export interface Authenticated {
+  shop: Shop;
+  token: TokenIdentity;
+}
+
+export interface TokenOptions {
+  /** Defaults to `admin`. */
+  scopes?: readonly Scope[];
+  /** When the token stops working; null or left out: never. */
+  expiresAt?: number | null;
 }
 
 function toShop(row: Selectable<ShopsTable>): Shop {
@@ -211,9 +236,11 @@ function retierOnBasis(changes: Updateable<ShopsTable>, settings: ShopSettings):
 }
 
 /** Creates a token and returns it in clear: the only time it is ever seen. */
-export async function createToken(db: DB, shopId: number, name: string, now: number): Promise<{ token: string; row: TokenRow }> {
+export async function createToken(db: DB, shopId: number, name: string, now: number, options: TokenOptions = {}): Promise<{ token: string; row: TokenRow }> {
   const token = generateToken();
   const [id] = await allocateIds(db, shopId, 'api_tokens', 1);
+  const scopes = parseStoredScopes(storedScopes(options.scopes ?? ['admin']));
+  const expiresAt = options.expiresAt ?? null;
   const row = {
     shop_id: shopId,
     id: id!,
@@ -223,19 +250,50 @@ export async function createToken(db: DB, shopId: number, name: string, now: num
     created_at: now,
     last_used_at: null,
     revoked_at: null,
+    scopes: storedScopes(scopes),
+    expires_at: expiresAt,
   };
   await db.insertInto('api_tokens').values(row).execute();
-  return { token, row: { id: id!, shop_id: shopId, name, hint: row.token_hint, created_at: now, last_used_at: null, revoked_at: null } };
+  return {
+    token,
+    row: { id: id!, shop_id: shopId, name, hint: row.token_hint, created_at: now, last_used_at: null, revoked_at: null, scopes, expires_at: expiresAt },
+  };
+}
+
+const TOKEN_COLUMNS = ['id', 'shop_id', 'name', 'token_hint as hint', 'created_at', 'last_used_at', 'revoked_at', 'scopes', 'expires_at'] as const;
+
+function toTokenRow(r: {
+  id: number;
+  shop_id: number;
+  name: string;
+  hint: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  scopes: string;
+  expires_at: number | null;
+}): TokenRow {
+  return {
+    ...r,
+    id: Number(r.id),
+    shop_id: Number(r.shop_id),
+    created_at: Number(r.created_at),
+    last_used_at: r.last_used_at === null ? null : Number(r.last_used_at),
+    revoked_at: r.revoked_at === null ? null : Number(r.revoked_at),
+    expires_at: r.expires_at === null ? null : Number(r.expires_at),
+    scopes: parseStoredScopes(r.scopes),
+  };
 }
 
 export async function listTokens(db: DB, shopId: number): Promise<TokenRow[]> {
-  const rows = await db
-    .selectFrom('api_tokens')
-    .select(['id', 'shop_id', 'name', 'token_hint as hint', 'created_at', 'last_used_at', 'revoked_at'])
-    .where('shop_id', '=', shopId)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => ({ ...r, id: Number(r.id), shop_id: Number(r.shop_id) }));
+  const rows = await db.selectFrom('api_tokens').select(TOKEN_COLUMNS).where('shop_id', '=', shopId).orderBy('id').execute();
+  return rows.map(toTokenRow);
+}
+
+/** One of the shop's tokens (revoked or not), never its secret. */
+export async function findToken(db: DB, shopId: number, tokenId: number): Promise<TokenRow | undefined> {
+  const row = await db.selectFrom('api_tokens').select(TOKEN_COLUMNS).where('shop_id', '=', shopId).where('id', '=', tokenId).executeTakeFirst();
+  return row && toTokenRow(row);
 }
 
 /** Revokes a token; false when the shop has no such token. Revoking twice keeps the first time. */
@@ -276,20 +334,39 @@ export function shopsGeneration(): number {
   return generation;
 }
 
+/** A token is live when it is neither revoked nor expired. */
+function live<QB extends { where: (...args: any[]) => QB }>(query: QB, now: number): QB {
+  return query
+    .where('api_tokens.revoked_at', 'is', null)
+    .where((eb: any) => eb.or([eb('api_tokens.expires_at', 'is', null), eb('api_tokens.expires_at', '>', now)]));
+}
+
 /** The hashes of every live token, of every shop (http/known-tokens.ts). */
-export async function liveTokenHashes(db: DB): Promise<string[]> {
-  const rows = await db.selectFrom('api_tokens').select('token_hash').where('revoked_at', 'is', null).execute();
+export async function liveTokenHashes(db: DB, now: number): Promise<string[]> {
+  const rows = await live(db.selectFrom('api_tokens').select('token_hash'), now).execute();
   return rows.map((row) => row.token_hash);
 }
 
-/** The shop a live token belongs to. */
-export async function findShopByToken(db: DB, token: string): Promise<Shop | undefined> {
-  const row = await db
-    .selectFrom('api_tokens')
-    .innerJoin('shops', 'shops.id', 'api_tokens.shop_id')
-    .selectAll('shops')
-    .where('api_tokens.token_hash', '=', hashToken(token))
-    .where('api_tokens.revoked_at', 'is', null)
-    .executeTakeFirst();
-  return row && toShop(row);
+/** The shop a live token belongs to, and the token itself. */
+export async function findShopByToken(db: DB, token: string, now: number): Promise<Authenticated | undefined> {
+  const row = await live(
+    db
+      .selectFrom('api_tokens')
+      .innerJoin('shops', 'shops.id', 'api_tokens.shop_id')
+      .selectAll('shops')
+      .select(['api_tokens.id as token_id', 'api_tokens.name as token_name', 'api_tokens.scopes as token_scopes', 'api_tokens.expires_at as token_expires_at'])
+      .where('api_tokens.token_hash', '=', hashToken(token)),
+    now,
+  ).executeTakeFirst();
+  if (row === undefined) return undefined;
+  const { token_id, token_name, token_scopes, token_expires_at, ...shop } = row;
+  return {
+    shop: toShop(shop),
+    token: {
+      id: Number(token_id),
+      name: token_name,
+      scopes: Object.freeze(parseStoredScopes(token_scopes)),
+      expires_at: token_expires_at === null ? null : Number(token_expires_at),
+    },
+  };
 }

@@ -94,7 +94,10 @@ export function registerShopRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/shop',
-    { schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } } },
+    {
+      config: { scope: 'shop:read' },
+      schema: { tags: ['Shop'], summary: 'Retrieve the shop', response: { 200: DataEnvelope(Shop), ...errorResponses('read') } },
+    },
     // Read afresh: the request's shop comes from the token cache and may be a moment old.
     async (request) => ({ data: shopJson((await getShop(request.db, request.shop.id)) ?? request.shop) }),
   );
@@ -102,6 +105,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
   app.patch(
     '/shop',
     {
+      config: { scope: 'shop:write' },
       schema: {
         tags: ['Shop'],
         summary: "Update the shop's settings",
@@ -114,7 +118,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
       },
     },
     async (request, reply) =>
-      runWrite(request, reply, async (trx) => {
+      runWrite(request, reply, async (trx, audit) => {
         const zone = request.body.timezone;
         const before = (await getShop(trx, request.shop.id))!;
         const errors = expirySettingErrors(request.body as ShopSettings, before);
@@ -132,6 +136,7 @@ export function registerShopRoutes(server: FastifyInstance): void {
           errors.push({ param, code: 'currency_required', message: "vip_tier_metric amount_spent needs the shop's currency: set currency too" });
         }
         if (errors.length > 0) throw validationError(errors);
+        audit.before = shopJson(before);
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);
         return { status: 200, body: { data: shopJson(shop!) } };
       }),

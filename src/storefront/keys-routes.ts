@@ -4,13 +4,14 @@ import { Type } from 'typebox';
 import { pathId } from '../core/ids.js';
 import { findCustomer } from '../customers/repository.js';
 import { isoTime } from '../clock.js';
+import type { DB } from '../db/tables.js';
 import { notFound, validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { ListEnvelope, ListQuery, paginate } from '../http/pagination.js';
 import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { Deleted } from '../records/routes.js';
 import { signCustomerToken } from './customer-tokens.js';
-import { createKey, keyJson, newestKey, revokeKey, setKeyOrigins } from './keys.js';
+import { createKey, keyJson, listKeys, newestKey, revokeKey, setKeyOrigins } from './keys.js';
 import { StorefrontKey, StorefrontKeyCreated, StorefrontKeyInput, StorefrontToken, StorefrontTokenInput } from './schemas.js';
 
 // The merchant's side of the storefront (DESIGN.md section 10): its keys, and customer tokens
@@ -27,11 +28,18 @@ const CustomerParams = Type.Object({
 
 const keyId = (text: string) => pathId(text, 'storefront key');
 
+/** A key as it was before a write, for its audit entry (http/audit.ts); null when there is none. */
+async function keyBefore(trx: DB, shopId: number, id: number): Promise<Record<string, unknown> | null> {
+  const key = (await listKeys(trx, shopId)).find((k) => k.id === id);
+  return key === undefined ? null : { ...key };
+}
+
 export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/storefront_keys',
     {
+      config: { scope: 'storefront_keys:write' },
       schema: {
         tags: TAGS,
         summary: 'Create a storefront key',
@@ -52,6 +60,7 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
   app.get(
     '/storefront_keys',
     {
+      config: { scope: 'storefront_keys:read' },
       schema: {
         tags: TAGS,
         summary: 'List storefront keys',
@@ -72,6 +81,7 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
   app.patch(
     '/storefront_keys/:id',
     {
+      config: { scope: 'storefront_keys:write' },
       schema: {
         tags: TAGS,
         summary: "Change a storefront key's allowed origins",
@@ -83,16 +93,17 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
     async (request, reply) => {
       const { id } = request.params;
       const { allowed_origins } = request.body;
-      return runWrite(request, reply, async (trx) => ({
-        status: 200,
-        body: { data: await setKeyOrigins(trx, request.shop.id, keyId(id), allowed_origins, app.clock()) },
-      }));
+      return runWrite(request, reply, async (trx, audit) => {
+        audit.before = await keyBefore(trx, request.shop.id, keyId(id));
+        return { status: 200, body: { data: await setKeyOrigins(trx, request.shop.id, keyId(id), allowed_origins, app.clock()) } };
+      });
     },
   );
 
   app.delete(
     '/storefront_keys/:id',
     {
+      config: { scope: 'storefront_keys:write' },
       schema: {
         tags: TAGS,
         summary: 'Revoke a storefront key',
@@ -103,7 +114,8 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
     },
     async (request, reply) => {
       const { id } = request.params;
-      return runWrite(request, reply, async (trx) => {
+      return runWrite(request, reply, async (trx, audit) => {
+        audit.before = await keyBefore(trx, request.shop.id, keyId(id));
         await revokeKey(trx, request.shop.id, keyId(id));
         return { status: 200, body: { data: { id: keyId(id), deleted: true } } };
       });
@@ -113,7 +125,7 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
   app.post(
     '/customers/:customer_identifier/storefront_tokens',
     {
-      config: { optionalBody: true },
+      config: { scope: 'storefront_keys:write', optionalBody: true },
       schema: {
         tags: TAGS,
         summary: 'Mint a customer token',
@@ -128,7 +140,7 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
     async (request, reply) => {
       const { customer_identifier } = request.params;
       const ttl = request.body.ttl_seconds ?? 3600;
-      return runWrite(request, reply, async (trx) => {
+      return runWrite(request, reply, async (trx, audit) => {
         const customer = await findCustomer(trx, request.shop.id, customer_identifier);
         if (customer === undefined) throw notFound('customer', customer_identifier);
         const key = await newestKey(trx, request.shop.id);
@@ -137,6 +149,8 @@ export function registerStorefrontKeyRoutes(server: FastifyInstance): void {
             { param: 'storefront_keys', code: 'no_storefront_key', message: 'The shop has no storefront key; create one with POST /storefront_keys' },
           ]);
         const { token, expiresAt } = await signCustomerToken(key, Number(customer.remote_id), app.clock(), ttl);
+        audit.resource = 'customer_token';
+        audit.resourceId = String(customer.remote_id);
         return { status: 201, body: { data: { token, expires_at: isoTime(expiresAt) } } };
       });
     },

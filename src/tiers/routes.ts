@@ -31,6 +31,7 @@ const TierChange = Type.Object(
 export function registerTierRoutes(server: FastifyInstance): void {
   registerCustomerList(server, {
     path: 'vip_tier_history',
+    scope: 'customers:read',
     tags: ['VIP tiers'],
     summary: "List a customer's VIP tier changes",
     description: "Every change of the customer's tier, oldest first, with cursor or offset pagination.",

@@ -55,6 +55,7 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
   app.get(
     '/webhooks/:id/deliveries',
     {
+      config: { scope: 'webhooks:read' },
       schema: {
         tags: TAGS,
         summary: "List a webhook's deliveries",
@@ -80,7 +81,7 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
   app.post(
     '/webhooks/:id/deliveries/:delivery_id/retry',
     {
-      config: { optionalBody: true },
+      config: { scope: 'webhooks:write', optionalBody: true },
       schema: {
         tags: TAGS,
         summary: 'Retry a delivery',
@@ -94,12 +95,15 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
     async (request, reply) => {
       const params = request.params;
       const deliveryId = parseRemoteId(params.delivery_id);
-      return runWrite(request, reply, async (trx) => {
+      return runWrite(request, reply, async (trx, audit) => {
         const shopId = request.shop.id;
         const webhookId = await webhookOf(trx, shopId, params.id);
         const row = deliveryId === null ? undefined : await requeueDelivery(trx, shopId, webhookId, deliveryId, app.clock());
         if (row === undefined) throw notFound('delivery', params.delivery_id);
         const [data] = await deliveriesJson(trx, shopId, [row]);
+        audit.resource = 'webhook_delivery';
+        audit.action = 'webhook_delivery.retried';
+        audit.after = { status: data!.status };
         return { status: 202, body: { data } };
       });
     },

@@ -132,6 +132,8 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
       shop_id: shop.id,
       name: 'ci',
       hint: `lty_…${second.token.slice(-4)}`,
+      scopes: ['admin'],
+      expires_at: null,
       token: expect.stringMatching(/^lty_/),
     });
     expect((await get(second.token)).statusCode).toBe(200);

@@ -35,7 +35,12 @@ describe(`loyalty console-link (${TEST_DIALECT})`, () => {
       url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8080\/console\/#token=lty_/),
       token_id: expect.any(Number),
       shop_id: shop.shop.id,
+      expires_at: expect.any(String),
     });
+    // Short-lived (DESIGN.md section 12): 12 hours by default.
+    const hours = (Date.parse(out.expires_at) - Date.now()) / 3_600_000;
+    expect(hours).toBeGreaterThan(11);
+    expect(hours).toBeLessThanOrEqual(12);
     expect(await cli.ok('tokens', 'list', '--shop', String(shop.shop.id))).toMatch(new RegExp(`^${out.token_id}\\s+support desk`, 'm'));
   });
 

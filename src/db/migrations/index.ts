@@ -15,6 +15,7 @@ import * as m013 from './013_tier_windows.js';
 import * as m014 from './014_storefront_keys.js';
 import * as m015 from './015_reports.js';
 import * as m017 from './017_webhook_delivery_groups.js';
+import * as m018 from './018_access.js';
 import * as m020 from './020_expiry_modes.js';
 import * as m021 from './021_tier_metrics.js';
 
@@ -36,6 +37,7 @@ export const migrations: Record<string, Migration> = {
   '014_storefront_keys': m014,
   '015_reports': m015,
   '017_webhook_delivery_groups': m017,
+  '018_access': m018,
   '020_expiry_modes': m020,
   '021_tier_metrics': m021,
 };

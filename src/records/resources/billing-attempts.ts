@@ -6,6 +6,7 @@ import { CURRENCY } from './orders.js';
 export const billingAttempts: Resource = {
   table: 'subscription_billing_attempts',
   path: 'memberships/subscription_billing_attempts',
+  scope: 'subscriptions',
   singular: 'subscription billing attempt',
   title: 'SubscriptionBillingAttempt',
   tag: 'Subscriptions',

@@ -13,6 +13,7 @@ import type { Resource, Row } from '../resource.js';
 export const customers: Resource = {
   table: 'customers',
   path: 'customers',
+  scope: 'customers',
   singular: 'customer',
   title: 'Customer',
   tag: 'Customers',

@@ -14,6 +14,7 @@ const set = (record: Row, name: string) => record[name] !== null && record[name]
 export const earningRules: Resource = {
   table: 'earning_rules',
   path: 'earning_rules',
+  scope: 'earning_rules',
   singular: 'earning rule',
   title: 'EarningRule',
   tag: 'Earning rules',

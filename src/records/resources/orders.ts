@@ -11,6 +11,7 @@ export const CURRENCY = { pattern: '^[A-Z]{3}$' } as const;
 export const orders: Resource = {
   table: 'orders',
   path: 'orders',
+  scope: 'orders',
   singular: 'order',
   title: 'Order',
   tag: 'Orders',

@@ -4,6 +4,7 @@ import type { Resource } from '../resource.js';
 export const referrals: Resource = {
   table: 'referrals',
   path: 'referrals',
+  scope: 'referrals',
   singular: 'referral',
   title: 'Referral',
   tag: 'Referrals',

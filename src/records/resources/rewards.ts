@@ -6,6 +6,7 @@ export const INT32_MAX = 2_147_483_647;
 export const rewards: Resource = {
   table: 'rewards',
   path: 'rewards',
+  scope: 'rewards',
   singular: 'reward',
   title: 'Reward',
   tag: 'Rewards',

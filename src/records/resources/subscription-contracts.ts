@@ -4,6 +4,7 @@ import type { Resource } from '../resource.js';
 export const subscriptionContracts: Resource = {
   table: 'subscription_contracts',
   path: 'subscription_contracts',
+  scope: 'subscriptions',
   singular: 'subscription contract',
   title: 'SubscriptionContract',
   tag: 'Subscriptions',

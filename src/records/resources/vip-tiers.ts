@@ -7,6 +7,7 @@ import { INT32_MAX } from './rewards.js';
 export const vipTiers: Resource = {
   table: 'vip_tiers',
   path: 'vip_tiers',
+  scope: 'vip_tiers',
   singular: 'VIP tier',
   title: 'VipTier',
   tag: 'VIP tiers',

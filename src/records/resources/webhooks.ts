@@ -9,6 +9,7 @@ import { fetchableUrlErrors } from '../../core/fetchable-url.js';
 export const webhooks: Resource = {
   table: 'webhooks',
   path: 'webhooks',
+  scope: 'webhooks',
   singular: 'webhook',
   title: 'Webhook',
   tag: 'Webhooks',
