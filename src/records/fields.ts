@@ -28,7 +28,7 @@ interface Common {
   /** At most one record of the shop may hold a value; 'ci' compares case-insensitively. */
   unique?: 'exact' | 'ci';
   /** The value stored when a create leaves the field out. */
-  default?: string | number | boolean | 'now';
+  default?: string | number | boolean | 'now' | readonly never[];
   /** Must name an existing record of the shop (resource path → its ID column). */
   references?: { table: string; column: string; code: string; message: string };
   /** Shown, never written by a request: set by the programme (a customer's referral_code, a referral's status). */
@@ -48,6 +48,8 @@ export type Field = Common &
     | { kind: 'money'; minimum: number; maximum: number }
     | { kind: 'time' }
     | { kind: 'boolean' }
+    /** A list of distinct integers or of values of an enum, stored as JSON text. */
+    | { kind: 'list'; items: { minimum: number; maximum: number } | { values: readonly string[] }; maxItems: number }
     /** Generated on create (`prefix` + random), stored, and shown only in the create response. */
     | { kind: 'secret'; prefix: string }
   );
@@ -105,6 +107,8 @@ export function inputSchema(name: string, field: Field): TSchema {
       );
     case 'boolean':
       return Type.Unsafe(nullable({ type: 'boolean', ...meta }, field));
+    case 'list':
+      return Type.Unsafe(nullable({ type: 'array', items: listItems(field.items), maxItems: field.maxItems, uniqueItems: true, ...meta }, field));
     case 'secret':
       throw new Error(`${name}: secrets are generated, never sent`);
   }
@@ -127,9 +131,15 @@ export function outputSchema(field: Field): TSchema {
       return type('string', { format: 'date-time' });
     case 'boolean':
       return type('boolean');
+    case 'list':
+      return type('array', { items: listItems(field.items) });
     case 'secret':
       return type('string');
   }
+}
+
+function listItems(items: { minimum: number; maximum: number } | { values: readonly string[] }): Record<string, unknown> {
+  return 'values' in items ? { type: 'string', enum: [...items.values] } : { type: 'integer', minimum: items.minimum, maximum: items.maximum };
 }
 
 function moneyMessage(name: string, field: { minimum: number; maximum: number }): string {
@@ -155,6 +165,8 @@ export function toColumn(field: Field, value: unknown): unknown {
       return parseTime(value as string);
     case 'boolean':
       return value ? 1 : 0;
+    case 'list':
+      return JSON.stringify(value);
     default:
       return value;
   }
@@ -172,6 +184,8 @@ export function toJsonValue(field: Field, value: unknown): unknown {
       return Number(value) === 1;
     case 'integer':
       return Number(value);
+    case 'list':
+      return JSON.parse(value as string);
     default:
       return value;
   }
@@ -216,4 +230,12 @@ export const money = (description: string, example: number, opts: Opts & { minim
 });
 export const time = (description: string, example: string, opts: Opts = {}): Field => ({ kind: 'time', description, example, ...opts });
 export const boolean = (description: string, example: boolean, opts: Opts = {}): Field => ({ kind: 'boolean', description, example, ...opts });
+export const list = (description: string, example: unknown[], items: Extract<Field, { kind: 'list' }>['items'], maxItems: number, opts: Opts = {}): Field => ({
+  kind: 'list',
+  description,
+  example,
+  items,
+  maxItems,
+  ...opts,
+});
 export const secret = (description: string, prefix: string): Field => ({ kind: 'secret', description, example: `${prefix}3kTq9…`, prefix });

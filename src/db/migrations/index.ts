@@ -15,6 +15,7 @@ import * as m013 from './013_tier_windows.js';
 import * as m014 from './014_storefront_keys.js';
 import * as m015 from './015_reports.js';
 import * as m017 from './017_webhook_delivery_groups.js';
+import * as m019 from './019_campaigns.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '014_storefront_keys': m014,
   '015_reports': m015,
   '017_webhook_delivery_groups': m017,
+  '019_campaigns': m019,
 };
