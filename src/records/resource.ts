@@ -64,6 +64,12 @@ export interface Resource {
    */
   check?: { reads: readonly string[]; rule(record: Row, config: Config): ErrorDetail[] };
   /**
+   * Fills the columns that stand for one another from those a write gives (a webhook's topic
+   * and topics), before the rules and the write; `values` holds what the body gave (a PATCH:
+   * only the fields it sends).
+   */
+  complete?(values: Row): void;
+  /**
    * At most one record of the shop holds a value of `field` while `when` holds (one enabled
    * earning rule per kind); a partial unique index settles racing writes.
    */
