@@ -482,6 +482,58 @@ export interface paths {
         patch: operations["updateEarningRulesById"];
         trace?: never;
     };
+    "/merchant_api/v1/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List campaigns
+         * @description Cursor mode walks every campaign in ascending id order (since_id is a campaign's id); offset mode sorts by id, name, starts_at, ends_at, created_at or updated_at.
+         */
+        get: operations["getCampaigns"];
+        put?: never;
+        /** Create a campaign */
+        post: operations["createCampaigns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a campaign */
+        get: operations["getCampaignsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a campaign
+         * @description Deletes the campaign for good and answers 200 with its id and `deleted: true`.
+         */
+        delete: operations["deleteCampaignsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a campaign
+         * @description Changes only the fields sent.
+         */
+        patch: operations["updateCampaignsById"];
+        trace?: never;
+    };
     "/merchant_api/v1/points_events": {
         parameters: {
             query?: never;
@@ -742,9 +794,29 @@ export interface paths {
         put?: never;
         /**
          * Preview what an order would earn
-         * @description Applies the shop's enabled order earning rule to a total for the customer, as PUT /orders would once the order is paid. Writes nothing.
+         * @description Applies the shop's enabled order earning rule to a total for the customer, as PUT /orders would once the order is paid, with the campaign that would apply to an order placed at placed_at (now by default). Writes nothing.
          */
         post: operations["createEarningRulesPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a campaign
+         * @description Stops a scheduled or active campaign now: orders placed from now on no longer earn under it (orders placed while it ran still do). A campaign cancelled before it started announces neither campaign.started nor campaign.ended; one cancelled while active announces campaign.ended. Only a scheduled or active campaign can be cancelled (409 `campaign_not_cancellable`).
+         */
+        post: operations["createCampaignsByIdCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1218,7 +1290,7 @@ export interface components {
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -1750,11 +1822,19 @@ export interface components {
              */
             id: number;
             /**
-             * @description The event that triggers a delivery
+             * @description The events that trigger a delivery; ["*"] for every topic, present and future
+             * @example [
+             *       "points_event.created",
+             *       "customer.updated"
+             *     ]
+             */
+            topics: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            /**
+             * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1783,11 +1863,19 @@ export interface components {
              */
             id: number;
             /**
-             * @description The event that triggers a delivery
+             * @description The events that trigger a delivery; ["*"] for every topic, present and future
+             * @example [
+             *       "points_event.created",
+             *       "customer.updated"
+             *     ]
+             */
+            topics: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            /**
+             * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1872,6 +1960,71 @@ export interface components {
              */
             updated_at: string;
         };
+        /**
+         * Campaign
+         * @description A multiplier and/or bonus points on what orders earn while the campaign runs (docs/earning.md, "Campaigns"): from starts_at (inclusive) to ends_at (exclusive), or to its cancellation. An order placed meanwhile earns floor(base × VIP multiplier × multiplier) + bonus_points under the one running campaign for its customer that gives the most (none stacks; a tie goes to the lowest id), and its points event links campaign_id. campaign.started and campaign.ended are announced once each; a campaign cancelled before it started announces neither.
+         */
+        Campaign: {
+            /**
+             * @description The campaign's ID
+             * @example 42
+             */
+            id: number;
+            /**
+             * @description Name, for the merchant
+             * @example Double points weekend
+             */
+            name: string;
+            /**
+             * Format: date-time
+             * @description When it starts: orders placed at this instant or later earn under it
+             * @example 2026-06-05T00:00:00Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @description When it ends: orders placed at this instant or later no longer earn under it
+             * @example 2026-06-08T00:00:00Z
+             */
+            ends_at: string;
+            /**
+             * @description What the order earning rule earns (after the VIP tier's multiplier) is multiplied by this, rounded down once; null for none
+             * @example 2
+             */
+            multiplier: number | null;
+            /**
+             * @description Points added to what each order earns under it; null for none
+             * @example 50
+             */
+            bonus_points: number | null;
+            /**
+             * @description The VIP tiers whose members it is for; empty for every customer
+             * @example []
+             */
+            vip_tier_ids: number[];
+            /**
+             * Format: date-time
+             * @description When it was cancelled (POST /campaigns/{id}/cancel); null if it was not
+             * @example 2026-06-06T09:30:00Z
+             */
+            cancelled_at: string | null;
+            /**
+             * @description scheduled before starts_at, active from starts_at until ends_at, ended from ends_at; cancelled once cancelled
+             * @example active
+             * @enum {string}
+             */
+            status: "scheduled" | "active" | "ended" | "cancelled";
+            /**
+             * Format: date-time
+             * @description When this record was created here
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this record last changed here
+             */
+            updated_at: string;
+        };
         /** PointsEvent */
         PointsEvent: {
             /** @example 4812 */
@@ -1944,6 +2097,11 @@ export interface components {
              * @example null
              */
             order_remote_id: number | null;
+            /**
+             * @description The campaign the order earned under (source order), or whose points a refund took back (source refund), if any
+             * @example null
+             */
+            campaign_id: number | null;
         };
         /** Redemption */
         Redemption: {
@@ -2059,6 +2217,11 @@ export interface components {
              */
             multiplier: number;
             /**
+             * @description The campaign the order would earn under (the running one for the customer that gives the most); null when none gives more
+             * @example null
+             */
+            campaign_id: number | null;
+            /**
              * @description Whether the points would be pending first (the shop has points_pending_days)
              * @example false
              */
@@ -2123,7 +2286,7 @@ export interface components {
             /** @example evt_3kTq9VbX2mLw8pZr1a4c */
             event_id: string;
             /** @enum {string} */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
             /**
              * @description pending until the endpoint answers 2xx (delivered) or every retry has failed (failed, after about 3 days)
              * @enum {string}
@@ -2169,7 +2332,7 @@ export interface components {
              * @description What happened
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
             /** @example 1 */
             shop_id: number;
             /**
@@ -2487,11 +2650,19 @@ export interface components {
         /** WebhookFields */
         WebhookFields: {
             /**
-             * @description The event that triggers a delivery
+             * @description The events that trigger a delivery; ["*"] for every topic, present and future
+             * @example [
+             *       "points_event.created",
+             *       "customer.updated"
+             *     ]
+             */
+            topics?: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            /**
+             * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic?: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic?: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -2542,6 +2713,41 @@ export interface components {
              * @example 0
              */
             credits_amount?: number | null;
+        };
+        /** CampaignFields */
+        CampaignFields: {
+            /**
+             * @description Name, for the merchant
+             * @example Double points weekend
+             */
+            name?: string;
+            /**
+             * Format: date-time
+             * @description When it starts: orders placed at this instant or later earn under it
+             * @example 2026-06-05T00:00:00Z
+             */
+            starts_at?: string;
+            /**
+             * Format: date-time
+             * @description When it ends: orders placed at this instant or later no longer earn under it
+             * @example 2026-06-08T00:00:00Z
+             */
+            ends_at?: string;
+            /**
+             * @description What the order earning rule earns (after the VIP tier's multiplier) is multiplied by this, rounded down once; null for none
+             * @example 2
+             */
+            multiplier?: number | null;
+            /**
+             * @description Points added to what each order earns under it; null for none
+             * @example 50
+             */
+            bonus_points?: number | null;
+            /**
+             * @description The VIP tiers whose members it is for; empty for every customer
+             * @example []
+             */
+            vip_tier_ids?: number[];
         };
         /**
          * PointsEventInput
@@ -2853,6 +3059,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Ended or already cancelled, or a request with this Idempotency-Key is still running */
+        CampaignNotCancellable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Not pending, or a request with this Idempotency-Key is still running */
         ReferralNotPending: {
             headers: {
@@ -3014,6 +3233,22 @@ export interface components {
             content: {
                 "application/json": {
                     data: components["schemas"]["EarningRule"];
+                };
+            };
+        };
+        /** @description OK */
+        CampaignWritten: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                "Idempotent-Replayed": components["headers"]["Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Campaign"];
                 };
             };
         };
@@ -4508,7 +4743,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": WithRequired<components["schemas"]["WebhookFields"], "topic" | "url">;
+                "application/json": WithRequired<components["schemas"]["WebhookFields"], "url">;
             };
         };
         responses: {
@@ -4627,7 +4862,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "topic": "points_event.created"
+                 *       "topics": [
+                 *         "points_event.created",
+                 *         "customer.updated"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookFields"];
@@ -4831,6 +5069,187 @@ export interface operations {
         responses: {
             /** @description OK */
             200: components["responses"]["EarningRuleWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getCampaigns: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by (ties by ID) */
+                "sort[order_type]"?: "id" | "name" | "starts_at" | "ends_at" | "created_at" | "updated_at";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["Campaign"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createCampaigns: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": WithRequired<components["schemas"]["CampaignFields"], "name" | "starts_at" | "ends_at">;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: components["responses"]["CampaignWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getCampaignsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    deleteCampaignsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeletedRecordWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    updateCampaignsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Double points weekend"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CampaignFields"];
+            };
+        };
+        responses: {
+            200: components["responses"]["CampaignWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -5509,6 +5928,12 @@ export interface operations {
                      * @example EUR
                      */
                     currency: string;
+                    /**
+                     * Format: date-time
+                     * @description When the order is placed, for the campaigns running then; now when left out
+                     * @example 2026-06-06T10:00:00Z
+                     */
+                    placed_at?: string;
                 };
             };
         };
@@ -5533,6 +5958,42 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PreviewRefused"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createCampaignsByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 31
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoFields"];
+            };
+        };
+        responses: {
+            200: components["responses"]["CampaignWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CampaignNotCancellable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             default: components["responses"]["OtherError"];
         };
     };

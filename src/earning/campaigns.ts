@@ -68,9 +68,7 @@ export async function campaignsDuring(db: DB, shopId: number, from: number, to: 
 
 /** The campaigns that apply to an order placed at `placedAt` by a member of tier `tierId` (null: none). */
 export function campaignsFor(campaigns: readonly Campaign[], placedAt: number, tierId: number | null): Campaign[] {
-  return campaigns.filter(
-    (c) => c.startsAt <= placedAt && placedAt < c.endsAt && (c.tierIds.length === 0 || (tierId !== null && c.tierIds.includes(tierId))),
-  );
+  return campaigns.filter((c) => c.startsAt <= placedAt && placedAt < c.endsAt && (c.tierIds.length === 0 || (tierId !== null && c.tierIds.includes(tierId))));
 }
 
 /**
@@ -94,7 +92,12 @@ export async function scheduleAnnouncements(trx: DB, shopId: number, ids: readon
     .where('id', 'in', ids)
     .execute();
   for (const row of rows) {
-    await trx.updateTable('campaigns').set({ announce_at: announceAt(row) }).where('shop_id', '=', shopId).where('id', '=', Number(row.id)).execute();
+    await trx
+      .updateTable('campaigns')
+      .set({ announce_at: announceAt(row) })
+      .where('shop_id', '=', shopId)
+      .where('id', '=', Number(row.id))
+      .execute();
   }
 }
 

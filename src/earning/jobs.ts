@@ -164,7 +164,13 @@ export async function announceCampaigns(db: DB, now: number, show: ShowCampaigns
           next.ended_announced = 1;
           ended.push(next);
         }
-        return { shop_id: shopId, id: Number(row.id), started_announced: next.started_announced, ended_announced: next.ended_announced, announce_at: announceAt(next) };
+        return {
+          shop_id: shopId,
+          id: Number(row.id),
+          started_announced: next.started_announced,
+          ended_announced: next.ended_announced,
+          announce_at: announceAt(next),
+        };
       });
       if (started.length > 0) await enqueueEvents(trx, shopId, 'campaign.started', () => show(trx, shopId, started, now), now);
       if (ended.length > 0) await enqueueEvents(trx, shopId, 'campaign.ended', () => show(trx, shopId, ended, now), now);

@@ -81,7 +81,9 @@ export function registerEarningRoutes(server: FastifyInstance): void {
       const { customer_identifier, total, currency } = request.body;
       const placedAt = request.body.placed_at === undefined ? app.clock() : parseTime(request.body.placed_at);
       if (placedAt === null) {
-        throw validationError([{ param: 'placed_at', code: 'invalid_datetime', message: 'placed_at must be an RFC 3339 date-time such as 2026-01-15T12:00:00Z' }]);
+        throw validationError([
+          { param: 'placed_at', code: 'invalid_datetime', message: 'placed_at must be an RFC 3339 date-time such as 2026-01-15T12:00:00Z' },
+        ]);
       }
       const cents = total * 100;
       if (Math.abs(cents - Math.round(cents)) > 1e-6) {

@@ -196,7 +196,7 @@ export const PointsEvent = Type.Object(
       examples: [null],
     }),
     campaign_id: Type.Union([Type.Integer(), Type.Null()], {
-      description: "The campaign the order earned under (source order), or whose points a refund took back (source refund), if any",
+      description: 'The campaign the order earned under (source order), or whose points a refund took back (source refund), if any',
       examples: [null],
     }),
   },

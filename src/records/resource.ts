@@ -62,11 +62,11 @@ export interface Resource {
    * They run when every field in `reads` is valid, so they never judge a value that failed.
    * `config` is the deployment's, for the rules it changes (WEBHOOK_ALLOW_PRIVATE_URLS).
    */
-  check?: { reads: readonly string[]; rule(record: Row, config: Config): ErrorDetail[] };
+  check?: RecordCheck | readonly RecordCheck[];
   /**
    * Fills the columns that stand for one another from those a write gives (a webhook's topic
-   * and topics), before the rules and the write; `values` holds what the body gave (a PATCH:
-   * only the fields it sends).
+   * and topics), before the rules and the write; `values` holds the columns of what the body
+   * gave (a PATCH: only the fields it sends).
    */
   complete?(values: Row): void;
   /**
@@ -81,6 +81,12 @@ export interface Resource {
   filters?: Readonly<Record<string, ListFilter>>;
   /** Further sorts, by sort[order_type] value → column (each with an index on (shop_id, column, ID)). */
   sorts?: Readonly<Record<string, string>>;
+}
+
+/** One cross-field rule, and the fields it reads (it runs only when they are all valid). */
+export interface RecordCheck {
+  reads: readonly string[];
+  rule(record: Row, config: Config): ErrorDetail[];
 }
 
 export interface ListFilter {
@@ -251,6 +257,7 @@ export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | '
     else if (mode !== 'patch' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
     else if (mode !== 'patch') out[name] = null;
   }
+  r.complete?.(out);
   return out;
 }
 
@@ -291,8 +298,8 @@ export function checkFields(r: Resource, body: unknown, schemaErrors: readonly F
 
 /** The resource's cross-field rules on the record as it will be stored, when what they read is valid. */
 export function recordErrors(r: Resource, stored: Row, invalid: ReadonlySet<string>, config: Config): ErrorDetail[] {
-  if (r.check === undefined || r.check.reads.some((name) => invalid.has(name))) return [];
-  return r.check.rule(stored, config);
+  const checks: readonly RecordCheck[] = r.check === undefined ? [] : 'rule' in r.check ? [r.check] : r.check;
+  return checks.filter((c) => !c.reads.some((name) => invalid.has(name))).flatMap((c) => c.rule(stored, config));
 }
 
 /** The same validation a PUT body gets, for one imported row: every field's errors at once. */

@@ -59,7 +59,6 @@ async function withCustomer(trx: DB, shopId: number, r: Resource, checked: Check
 function valuesOf(r: Resource, checked: CheckedBody, mode: 'create' | 'replace' | 'patch', now: number): Row {
   const values = columnsOf(r, checked.valid, mode, now);
   for (const name of checked.invalid) delete values[name];
-  r.complete?.(values);
   return values;
 }
 

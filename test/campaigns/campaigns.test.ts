@@ -177,7 +177,9 @@ describe(`campaigns (${TEST_DIALECT})`, () => {
       headers: key,
     });
     expect(second.json().data).toEqual(first);
-    expect((await t.request('GET', `${API}/campaigns`, { query: { 'pagination[limit]': '250' } })).json().data.filter((c: { id: number }) => c.id === first.id)).toHaveLength(1);
+    expect(
+      (await t.request('GET', `${API}/campaigns`, { query: { 'pagination[limit]': '250' } })).json().data.filter((c: { id: number }) => c.id === first.id),
+    ).toHaveLength(1);
     await order(701, 9, t.clock.now);
     await order(701, 9, t.clock.now);
     expect((await t.request('GET', `${API}/orders/701/points_events`)).json().data).toHaveLength(1);
@@ -217,7 +219,8 @@ describe(`campaigns (${TEST_DIALECT})`, () => {
     const never = await post({ starts_at: iso(t.clock.now + HOUR), ends_at: iso(t.clock.now + 2 * HOUR) });
     const stopped = await post({ starts_at: iso(t.clock.now + HOUR), ends_at: iso(t.clock.now + 5 * HOUR) });
     expect((await t.request('POST', `${API}/campaigns/${never.id}/cancel`, { token: s.token })).statusCode).toBe(200);
-    const show = (trx: TestContext['database']['db'], shopId: number, rows: Record<string, unknown>[], now: number) => recordsJson(trx, shopId, campaigns, rows, now);
+    const show = (trx: TestContext['database']['db'], shopId: number, rows: Record<string, unknown>[], now: number) =>
+      recordsJson(trx, shopId, campaigns, rows, now);
     const announced = async () => (await storedDeliveries(t, s.shop.id)).map((d) => [d.topic, d.body.data.id, d.body.data.status]);
 
     await runJob(t, 'announce-campaigns');

@@ -57,7 +57,8 @@ export const campaigns: Resource = {
     reads: ['starts_at', 'ends_at', 'multiplier', 'bonus_points'],
     rule(record) {
       const errors: ErrorDetail[] = [];
-      if (Number(record.ends_at) <= Number(record.starts_at)) errors.push({ param: 'ends_at', code: 'invalid_range', message: 'ends_at must be after starts_at' });
+      if (Number(record.ends_at) <= Number(record.starts_at))
+        errors.push({ param: 'ends_at', code: 'invalid_range', message: 'ends_at must be after starts_at' });
       // Stored shape: multiplier in hundredths.
       if (!(set(record.multiplier) && Number(record.multiplier) > 100) && !set(record.bonus_points))
         errors.push({ param: 'multiplier', code: 'missing', message: 'a campaign needs a multiplier above 1 or bonus_points, or both' });

@@ -11,7 +11,18 @@ import { vipTiers } from './vip-tiers.js';
 import { webhooks } from './webhooks.js';
 
 /** Every record resource; routes, OpenAPI, import and the shared tests iterate this list. */
-export const RESOURCES: readonly Resource[] = [customers, orders, subscriptionContracts, billingAttempts, rewards, vipTiers, referrals, webhooks, earningRules, campaigns];
+export const RESOURCES: readonly Resource[] = [
+  customers,
+  orders,
+  subscriptionContracts,
+  billingAttempts,
+  rewards,
+  vipTiers,
+  referrals,
+  webhooks,
+  earningRules,
+  campaigns,
+];
 
 export function resourceNamed(table: string): Resource | undefined {
   return RESOURCES.find((r) => r.table === table);

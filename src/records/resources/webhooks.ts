@@ -46,7 +46,12 @@ export const webhooks: Resource = {
     "the webhook's secret (the whole `whsec_…` string), compare its hex digest to v1 in constant time, and refuse a t more than " +
     "5 minutes from now. The scheme is Stripe's, so its verification code works with this header name.",
   fields: {
-    topics: list('The events that trigger a delivery; ["*"] for every topic, present and future', ['points_event.created', 'customer.updated'], { values: ANY }, ANY.length),
+    topics: list(
+      'The events that trigger a delivery; ["*"] for every topic, present and future',
+      ['points_event.created', 'customer.updated'],
+      { values: ANY },
+      ANY.length,
+    ),
     topic: oneOf('The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic', ANY, { sortable: true }),
     url: text(
       'Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery',
@@ -57,12 +62,15 @@ export const webhooks: Resource = {
     secret: secret('Signs deliveries. Shown only in the response that creates the webhook; store it then', 'whsec_'),
   },
   complete: completeTopics,
-  check: {
-    reads: ['url', 'topic', 'topics'],
-    // A url that could never be delivered to is refused when written, not only at delivery.
-    rule: (record, config) => {
-      const unfetchable = fetchableUrlErrors(record.url as string);
-      return [...topicErrors(record), ...(unfetchable.length > 0 || config.webhooks.allowPrivateUrls ? unfetchable : publicUrlErrors(record.url as string))];
+  check: [
+    { reads: ['topic', 'topics'], rule: topicErrors },
+    {
+      reads: ['url'],
+      // A url that could never be delivered to is refused when written, not only at delivery.
+      rule: (record, config) => {
+        const unfetchable = fetchableUrlErrors(record.url as string);
+        return unfetchable.length > 0 || config.webhooks.allowPrivateUrls ? unfetchable : publicUrlErrors(record.url as string);
+      },
     },
-  },
+  ],
 };
