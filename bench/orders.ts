@@ -67,7 +67,7 @@ const TIERS = [
 const REFERRALS = 5_000;
 
 /**
- * The programme of the earning shop: the order rule, five tiers, both referral rules, and
+ * The programme of the earning shop: the order rule, five tiers, two running campaigns, both referral rules, and
  * REFERRALS pending referrals whose friends (customers without orders yet) the import's first
  * paid orders complete. Waits until the shop's customers are tiered.
  */
@@ -78,7 +78,12 @@ async function createProgramme(url: string, token: string, metric: string): Prom
   await api(url, token, 'POST', 'earning_rules', { kind: 'referral_referrer', points_amount: 500 });
   await api(url, token, 'POST', 'earning_rules', { kind: 'referral_friend', points_amount: 200 });
   let lastTier = 0;
-  for (const tier of TIERS) lastTier = (await api(url, token, 'POST', 'vip_tiers', tier)).data.id;
+  const tierIds: number[] = [];
+  for (const tier of TIERS) tierIds.push((lastTier = (await api(url, token, 'POST', 'vip_tiers', tier)).data.id));
+  // Two campaigns running at every order's placed_at: each order earns under the better one.
+  const running = { starts_at: '2026-01-01T00:00:00Z', ends_at: '2026-02-01T00:00:00Z' };
+  await api(url, token, 'POST', 'campaigns', { name: 'January bonus', bonus_points: 5, ...running });
+  await api(url, token, 'POST', 'campaigns', { name: 'Top tiers double', multiplier: 2, vip_tier_ids: tierIds.slice(-2), ...running });
   for (let i = 0; i < REFERRALS; i += 50) {
     await Promise.all(
       Array.from({ length: 50 }, (_, k) =>
@@ -146,7 +151,7 @@ export const orders: Benchmark = {
       const [plain, earned] = runs as [(typeof runs)[0], (typeof runs)[0]];
       const lines = [
         `orders on sqlite: loyalty import of ${count.toLocaleString('en-US')} paid orders over ${CUSTOMERS.toLocaleString('en-US')} customers`,
-        `  (earning: the order rule, ${TIERS.length} VIP tiers by ${metric}, both referral rules and ${REFERRALS.toLocaleString('en-US')} pending referrals)`,
+        `  (earning: the order rule, ${TIERS.length} VIP tiers by ${metric}, 2 running campaigns, both referral rules and ${REFERRALS.toLocaleString('en-US')} pending referrals)`,
       ];
       for (const r of runs)
         lines.push(`  ${r.name.padEnd(22)}${`${r.seconds.toFixed(1)} s`.padStart(10)}${`${(r.imported / r.seconds).toFixed(0)} orders/s`.padStart(18)}`);

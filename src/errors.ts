@@ -28,6 +28,7 @@ const ERRORS = {
   already_referred: { status: 422, type: 'invalid_request_error' },
   referral_not_pending: { status: 409, type: 'invalid_request_error' },
   birthday_already_set: { status: 409, type: 'invalid_request_error' },
+  campaign_not_cancellable: { status: 409, type: 'invalid_request_error' },
   idempotency_key_mismatch: { status: 422, type: 'idempotency_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { pruneIdempotencyKeys } from './http/idempotency.js';
-import { grantBirthdays, releasePendingPoints } from './earning/jobs.js';
+import { announceCampaigns, grantBirthdays, releasePendingPoints } from './earning/jobs.js';
+import { recordsJson } from './records/resource.js';
+import { campaigns } from './records/resources/campaigns.js';
 import { sweepExpiredLots, sweepInactiveBalances } from './ledger/expiry.js';
 import { sendExpiryReminders } from './ledger/reminders.js';
 import { retierShops } from './tiers/jobs.js';
@@ -35,6 +37,12 @@ export const jobs: Job[] = [
   { name: 'release-pending-points', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => releasePendingPoints(app.db, app.clock()) },
   { name: 'retier-customers', intervalMs: () => 5_000, run: (app) => retierShops(app.db, app.clock()) },
   { name: 'optimize-database', intervalMs: () => 3_600_000, run: (app) => optimizeDatabase(app.db) },
+  // campaign.started and campaign.ended, each once, shown as GET /campaigns/{id} shows the campaign.
+  {
+    name: 'announce-campaigns',
+    intervalMs: (app) => app.config.expirySweepIntervalMs,
+    run: (app) => announceCampaigns(app.db, app.clock(), (trx, shopId, rows, now) => recordsJson(trx, shopId, campaigns, rows, now)),
+  },
   { name: 'grant-birthdays', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => grantBirthdays(app.db, app.clock()) },
   {
     name: 'deliver-webhooks',

@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Update the shop's settings
-         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window, vip_tier_metric or currency re-tiers every customer in the background. A new timezone moves the days of reports.
+         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background. A new timezone moves the days of reports.
          */
         patch: operations["updateShop"];
         trace?: never;
@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * List VIP tiers
-         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, threshold, created_at or updated_at.
+         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, created_at or updated_at.
          */
         get: operations["getVipTiers"];
         put?: never;
@@ -480,6 +480,58 @@ export interface paths {
          * @description Changes only the fields sent.
          */
         patch: operations["updateEarningRulesById"];
+        trace?: never;
+    };
+    "/merchant_api/v1/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List campaigns
+         * @description Cursor mode walks every campaign in ascending id order (since_id is a campaign's id); offset mode sorts by id, name, starts_at, ends_at, created_at or updated_at.
+         */
+        get: operations["getCampaigns"];
+        put?: never;
+        /** Create a campaign */
+        post: operations["createCampaigns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a campaign */
+        get: operations["getCampaignsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a campaign
+         * @description Deletes the campaign for good and answers 200 with its id and `deleted: true`.
+         */
+        delete: operations["deleteCampaignsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a campaign
+         * @description Changes only the fields sent.
+         */
+        patch: operations["updateCampaignsById"];
         trace?: never;
     };
     "/merchant_api/v1/points_events": {
@@ -742,9 +794,29 @@ export interface paths {
         put?: never;
         /**
          * Preview what an order would earn
-         * @description Applies the shop's enabled order earning rule to a total for the customer, as PUT /orders would once the order is paid. Writes nothing.
+         * @description Applies the shop's enabled order earning rule to a total for the customer, as PUT /orders would once the order is paid, with the campaign that would apply to an order placed at placed_at (now by default). Writes nothing.
          */
         post: operations["createEarningRulesPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/campaigns/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a campaign
+         * @description Stops a scheduled or active campaign now: orders placed from now on no longer earn under it (orders placed while it ran still do). A campaign cancelled before it started announces neither campaign.started nor campaign.ended; one cancelled while active announces campaign.ended. Only a scheduled or active campaign can be cancelled (409 `campaign_not_cancellable`).
+         */
+        post: operations["createCampaignsByIdCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -999,70 +1071,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/merchant_api/v1/api_tokens": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List API tokens
-         * @description Every token of the shop, revoked and expired ones too; never their secrets.
-         */
-        get: operations["getApiTokens"];
-        put?: never;
-        /**
-         * Create an API token
-         * @description A token with the scopes given, at most those of the token that creates it. Its secret is in this response only.
-         */
-        post: operations["createApiTokens"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merchant_api/v1/api_tokens/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Revoke an API token
-         * @description Requests with it answer 401 from now on (within 2 seconds in other server processes). Revoking twice keeps the first time.
-         */
-        delete: operations["deleteApiTokensById"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merchant_api/v1/audit_events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List audit events
-         * @description One entry per write of the merchant API, the CLI and the console: who, what, which record, the fields that changed. Cursor mode walks them oldest first; offset mode sorts by id (desc: newest first). Kept AUDIT_RETENTION_DAYS (365 by default).
-         */
-        get: operations["getAuditEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/storefront_api/v1/programme": {
         parameters: {
             query?: never;
@@ -1277,12 +1285,12 @@ export interface components {
                  * @description The broad class of the error
                  * @enum {unknown}
                  */
-                type: "invalid_request_error" | "authentication_error" | "permission_error" | "idempotency_error" | "rate_limit_error" | "api_error";
+                type: "invalid_request_error" | "authentication_error" | "idempotency_error" | "rate_limit_error" | "api_error";
                 /**
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -1328,24 +1336,6 @@ export interface components {
              * @enum {string}
              */
             vip_tier_window: "lifetime" | "calendar_year" | "rolling_12_months";
-            /**
-             * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
-             * @example points_earned
-             * @enum {string}
-             */
-            vip_tier_metric: "points_earned" | "amount_spent" | "orders_count";
-            /**
-             * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
-             * @example 90
-             */
-            vip_tier_retention_days: number | null;
-            /**
-             * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
-             * @example EUR
-             */
-            currency: string | null;
-            /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
-            restore_redeemed_points_on_refund: boolean;
             /**
              * @description IANA zone of the days of reports
              * @example Europe/Berlin
@@ -1438,34 +1428,17 @@ export interface components {
                  */
                 expires_at: string;
             } | null;
-            /** @description The highest VIP tier that vip_tier_progress.value reaches, or the tier kept until vip_tier_retained_until after a drop; null below every tier. Changed by events, orders and as the window moves, never on a read */
+            /** @description The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read */
             vip_tier: {
                 /** @example 3 */
                 id: number;
                 /** @example Gold */
                 name: string;
             } | null;
-            /**
-             * Format: date-time
-             * @description The customer dropped below vip_tier and keeps it until then (the shop's vip_tier_retention_days); the re-tiering job moves them at that instant. Null when not retained
-             * @example null
-             */
-            vip_tier_retained_until: string | null;
             /** @description How far the customer is from the next tier */
             vip_tier_progress: {
                 /**
-                 * @description The shop's vip_tier_metric: what value and the thresholds are in
-                 * @example points_earned
-                 * @enum {string}
-                 */
-                metric: "points_earned" | "amount_spent" | "orders_count";
-                /**
-                 * @description What the tier is judged by, in the metric over the shop's vip_tier_window: points earned, amount spent (in the shop's currency) or orders
-                 * @example 1450
-                 */
-                value: number;
-                /**
-                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released), whatever the metric
+                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by
                  * @example 1450
                  */
                 points_earned: number;
@@ -1473,18 +1446,10 @@ export interface components {
                 next_tier: {
                     id: number;
                     name: string;
-                    /** @description In the metric */
-                    threshold: number;
-                    /** @description Alias of threshold */
                     points_threshold: number;
                 } | null;
                 /**
-                 * @description What is still needed in the metric to reach next_tier; 0 when there is none
-                 * @example 3550
-                 */
-                needed: number;
-                /**
-                 * @description Alias of needed (points when the metric is points_earned)
+                 * @description Points still to earn to reach next_tier; 0 when there is none
                  * @example 3550
                  */
                 points_needed: number;
@@ -1533,13 +1498,6 @@ export interface components {
              * @example 0
              */
             total_refunded: number;
-            /**
-             * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
-             * @example [
-             *       "SUMMER-7KQ2M9XH4RTC"
-             *     ]
-             */
-            discount_codes: string[];
             /**
              * Format: date-time
              * @description When the customer placed the order; pending points are released points_pending_days after it
@@ -1753,7 +1711,7 @@ export interface components {
         };
         /**
          * VipTier
-         * @description A customer's tier is the highest one whose threshold their value in the shop's vip_tier_metric reaches, recomputed with every write that changes it; one who drops below keeps the tier for vip_tier_retention_days. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
+         * @description A customer's tier is the highest one whose points_threshold their points earned reach, recomputed with every event that changes them. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
          */
         VipTier: {
             /**
@@ -1767,15 +1725,10 @@ export interface components {
              */
             name: string;
             /**
-             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
+             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
              * @example 1000
              */
             points_threshold: number;
-            /**
-             * @description Alias of points_threshold
-             * @example 1000
-             */
-            threshold: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -1869,11 +1822,19 @@ export interface components {
              */
             id: number;
             /**
-             * @description The event that triggers a delivery
+             * @description The events that trigger a delivery; ["*"] for every topic, present and future
+             * @example [
+             *       "points_event.created",
+             *       "customer.updated"
+             *     ]
+             */
+            topics: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            /**
+             * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1902,11 +1863,19 @@ export interface components {
              */
             id: number;
             /**
-             * @description The event that triggers a delivery
+             * @description The events that trigger a delivery; ["*"] for every topic, present and future
+             * @example [
+             *       "points_event.created",
+             *       "customer.updated"
+             *     ]
+             */
+            topics: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            /**
+             * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1991,6 +1960,71 @@ export interface components {
              */
             updated_at: string;
         };
+        /**
+         * Campaign
+         * @description A multiplier and/or bonus points on what orders earn while the campaign runs (docs/earning.md, "Campaigns"): from starts_at (inclusive) to ends_at (exclusive), or to its cancellation. An order placed meanwhile earns floor(base × VIP multiplier × multiplier) + bonus_points under the one running campaign for its customer that gives the most (none stacks; a tie goes to the lowest id), and its points event links campaign_id. campaign.started and campaign.ended are announced once each; a campaign cancelled before it started announces neither.
+         */
+        Campaign: {
+            /**
+             * @description The campaign's ID
+             * @example 42
+             */
+            id: number;
+            /**
+             * @description Name, for the merchant
+             * @example Double points weekend
+             */
+            name: string;
+            /**
+             * Format: date-time
+             * @description When it starts: orders placed at this instant or later earn under it
+             * @example 2026-06-05T00:00:00Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @description When it ends: orders placed at this instant or later no longer earn under it
+             * @example 2026-06-08T00:00:00Z
+             */
+            ends_at: string;
+            /**
+             * @description What the order earning rule earns (after the VIP tier's multiplier) is multiplied by this, rounded down once; null for none
+             * @example 2
+             */
+            multiplier: number | null;
+            /**
+             * @description Points added to what each order earns under it; null for none
+             * @example 50
+             */
+            bonus_points: number | null;
+            /**
+             * @description The VIP tiers whose members it is for; empty for every customer
+             * @example []
+             */
+            vip_tier_ids: number[];
+            /**
+             * Format: date-time
+             * @description When it was cancelled (POST /campaigns/{id}/cancel); null if it was not
+             * @example 2026-06-06T09:30:00Z
+             */
+            cancelled_at: string | null;
+            /**
+             * @description scheduled before starts_at, active from starts_at until ends_at, ended from ends_at; cancelled once cancelled
+             * @example active
+             * @enum {string}
+             */
+            status: "scheduled" | "active" | "ended" | "cancelled";
+            /**
+             * Format: date-time
+             * @description When this record was created here
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this record last changed here
+             */
+            updated_at: string;
+        };
         /** PointsEvent */
         PointsEvent: {
             /** @example 4812 */
@@ -2063,6 +2097,11 @@ export interface components {
              * @example null
              */
             order_remote_id: number | null;
+            /**
+             * @description The campaign the order earned under (source order), or whose points a refund took back (source refund), if any
+             * @example null
+             */
+            campaign_id: number | null;
         };
         /** Redemption */
         Redemption: {
@@ -2096,7 +2135,7 @@ export interface components {
              */
             code: string;
             /**
-             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use, or an order that lists it in discount_codes); voided: the points were given back (POST /redemptions/{id}/void, or the order that used the code was refunded, voided or cancelled)
+             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use); voided: the points were given back (POST /redemptions/{id}/void)
              * @example issued
              * @enum {unknown}
              */
@@ -2122,11 +2161,6 @@ export interface components {
              * @example null
              */
             used_at: string | null;
-            /**
-             * @description The order that used the code (it listed it in discount_codes); null when no order did
-             * @example null
-             */
-            order_remote_id: number | null;
             /**
              * Format: date-time
              * @example null
@@ -2183,6 +2217,11 @@ export interface components {
              */
             multiplier: number;
             /**
+             * @description The campaign the order would earn under (the running one for the customer that gives the most); null when none gives more
+             * @example null
+             */
+            campaign_id: number | null;
+            /**
              * @description Whether the points would be pending first (the shop has points_pending_days)
              * @example false
              */
@@ -2207,18 +2246,7 @@ export interface components {
                 name: string | null;
             } | null;
             /**
-             * @description The shop's vip_tier_metric when the tier changed
-             * @example points_earned
-             * @enum {string}
-             */
-            metric: "points_earned" | "amount_spent" | "orders_count";
-            /**
-             * @description The value in that metric the new tier was judged by (amount_spent in currency units)
-             * @example 5120
-             */
-            value: number;
-            /**
-             * @description The points earned the new tier was judged by; 0 when the metric was another
+             * @description The points earned the new tier was judged by
              * @example 5120
              */
             points_earned: number;
@@ -2258,7 +2286,7 @@ export interface components {
             /** @example evt_3kTq9VbX2mLw8pZr1a4c */
             event_id: string;
             /** @enum {string} */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
             /**
              * @description pending until the endpoint answers 2xx (delivered) or every retry has failed (failed, after about 3 days)
              * @enum {string}
@@ -2304,7 +2332,7 @@ export interface components {
              * @description What happened
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
             /** @example 1 */
             shop_id: number;
             /**
@@ -2444,117 +2472,6 @@ export interface components {
                 redemptions: number;
             }[];
         };
-        /** ApiToken */
-        ApiToken: {
-            /** @example 7 */
-            id: number;
-            /** @example analytics export */
-            name: string;
-            /**
-             * @description The last characters of the token, to tell tokens apart
-             * @example lty_…x9Qz
-             */
-            hint: string;
-            /**
-             * @example [
-             *       "read"
-             *     ]
-             */
-            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
-            /**
-             * Format: date-time
-             * @description When it stops working; null: never
-             */
-            expires_at: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            last_used_at: string | null;
-            /** Format: date-time */
-            revoked_at: string | null;
-        };
-        /** ApiTokenCreated */
-        ApiTokenCreated: {
-            /** @example 7 */
-            id: number;
-            /** @example analytics export */
-            name: string;
-            /**
-             * @description The last characters of the token, to tell tokens apart
-             * @example lty_…x9Qz
-             */
-            hint: string;
-            /**
-             * @example [
-             *       "read"
-             *     ]
-             */
-            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
-            /**
-             * Format: date-time
-             * @description When it stops working; null: never
-             */
-            expires_at: string | null;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            last_used_at: string | null;
-            /** Format: date-time */
-            revoked_at: string | null;
-            /**
-             * @description The secret: shown this once, never again
-             * @example lty_3q2…
-             */
-            token: string;
-        };
-        /** AuditEvent */
-        AuditEvent: {
-            /** @example 1024 */
-            id: number;
-            /** Format: date-time */
-            occurred_at: string;
-            /** AuditActor */
-            actor: {
-                /**
-                 * @description An API token (the console holds one), the `loyalty` command, or the server itself
-                 * @enum {string}
-                 */
-                type: "token" | "cli" | "system";
-                /**
-                 * @description The token's id, for `token`
-                 * @example 7
-                 */
-                token_id: number | null;
-                /**
-                 * @description The token's name when it wrote
-                 * @example console
-                 */
-                name: string | null;
-            };
-            /** @example earning_rule.updated */
-            action: string;
-            /** @example earning_rule */
-            resource: string;
-            /**
-             * @description The record's id (a batch of points events: the range of its events' ids, `first..last`)
-             * @example 12
-             */
-            resource_id: string | null;
-            /**
-             * @description `{field: [before, after]}` of the fields that changed; secrets show as `[redacted]`
-             * @example {
-             *       "points_amount": [
-             *         100,
-             *         150
-             *       ]
-             *     }
-             */
-            changes: {
-                [key: string]: unknown[];
-            };
-            /** @example req_2Vq8dJcKx1mQ4n7 */
-            request_id: string | null;
-        };
         /** Programme */
         StorefrontProgramme: {
             shop: {
@@ -2609,17 +2526,12 @@ export interface components {
                 name: string;
             } | null;
             vip_tier_progress: {
-                /** @enum {string} */
-                metric: "points_earned" | "amount_spent" | "orders_count";
-                value: number;
                 points_earned: number;
                 next_tier: {
                     id: number;
                     name: string;
-                    threshold: number;
                     points_threshold: number;
                 } | null;
-                needed: number;
                 points_needed: number;
             };
             next_expiry: {
@@ -2725,15 +2637,10 @@ export interface components {
              */
             name?: string;
             /**
-             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
+             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
              * @example 1000
              */
             points_threshold?: number;
-            /**
-             * @description Alias of points_threshold
-             * @example 1000
-             */
-            threshold?: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -2743,11 +2650,19 @@ export interface components {
         /** WebhookFields */
         WebhookFields: {
             /**
-             * @description The event that triggers a delivery
+             * @description The events that trigger a delivery; ["*"] for every topic, present and future
+             * @example [
+             *       "points_event.created",
+             *       "customer.updated"
+             *     ]
+             */
+            topics?: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            /**
+             * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic?: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided";
+            topic?: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -2798,6 +2713,41 @@ export interface components {
              * @example 0
              */
             credits_amount?: number | null;
+        };
+        /** CampaignFields */
+        CampaignFields: {
+            /**
+             * @description Name, for the merchant
+             * @example Double points weekend
+             */
+            name?: string;
+            /**
+             * Format: date-time
+             * @description When it starts: orders placed at this instant or later earn under it
+             * @example 2026-06-05T00:00:00Z
+             */
+            starts_at?: string;
+            /**
+             * Format: date-time
+             * @description When it ends: orders placed at this instant or later no longer earn under it
+             * @example 2026-06-08T00:00:00Z
+             */
+            ends_at?: string;
+            /**
+             * @description What the order earning rule earns (after the VIP tier's multiplier) is multiplied by this, rounded down once; null for none
+             * @example 2
+             */
+            multiplier?: number | null;
+            /**
+             * @description Points added to what each order earns under it; null for none
+             * @example 50
+             */
+            bonus_points?: number | null;
+            /**
+             * @description The VIP tiers whose members it is for; empty for every customer
+             * @example []
+             */
+            vip_tier_ids?: number[];
         };
         /**
          * PointsEventInput
@@ -2894,19 +2844,6 @@ export interface components {
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The API token lacks this operation's scope (see security); the message names it */
-        InsufficientScope: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "RateLimit-Limit": components["headers"]["Limit"];
-                "RateLimit-Remaining": components["headers"]["Remaining"];
-                "RateLimit-Reset": components["headers"]["Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -3122,6 +3059,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Ended or already cancelled, or a request with this Idempotency-Key is still running */
+        CampaignNotCancellable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Not pending, or a request with this Idempotency-Key is still running */
         ReferralNotPending: {
             headers: {
@@ -3283,6 +3233,22 @@ export interface components {
             content: {
                 "application/json": {
                     data: components["schemas"]["EarningRule"];
+                };
+            };
+        };
+        /** @description OK */
+        CampaignWritten: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                "Idempotent-Replayed": components["headers"]["Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Campaign"];
                 };
             };
         };
@@ -3501,7 +3467,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3539,24 +3504,6 @@ export interface operations {
                      */
                     vip_tier_window?: "lifetime" | "calendar_year" | "rolling_12_months";
                     /**
-                     * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
-                     * @example points_earned
-                     * @enum {string}
-                     */
-                    vip_tier_metric?: "points_earned" | "amount_spent" | "orders_count";
-                    /**
-                     * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
-                     * @example 90
-                     */
-                    vip_tier_retention_days?: number | null;
-                    /**
-                     * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
-                     * @example EUR
-                     */
-                    currency?: string | null;
-                    /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
-                    restore_redeemed_points_on_refund?: boolean;
-                    /**
                      * @description IANA zone of the days of reports
                      * @example Europe/Berlin
                      */
@@ -3583,7 +3530,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3649,7 +3595,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3681,7 +3626,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3744,7 +3688,6 @@ export interface operations {
             201: components["responses"]["CustomerWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3788,7 +3731,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3837,7 +3779,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3872,7 +3813,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3932,13 +3872,6 @@ export interface operations {
                      */
                     total_refunded?: number;
                     /**
-                     * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
-                     * @example [
-                     *       "SUMMER-7KQ2M9XH4RTC"
-                     *     ]
-                     */
-                    discount_codes?: string[];
-                    /**
                      * Format: date-time
                      * @description When the customer placed the order; pending points are released points_pending_days after it
                      * @example 2026-01-15T12:00:00.000Z
@@ -3953,7 +3886,6 @@ export interface operations {
             201: components["responses"]["OrderWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4001,7 +3933,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4036,7 +3967,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4095,7 +4025,6 @@ export interface operations {
             201: components["responses"]["SubscriptionContractWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4143,7 +4072,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4217,7 +4145,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4256,7 +4183,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4301,7 +4227,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4327,7 +4252,6 @@ export interface operations {
             201: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4366,7 +4290,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4395,7 +4318,6 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4438,7 +4360,6 @@ export interface operations {
             200: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4459,7 +4380,7 @@ export interface operations {
                 /** @description Offset mode: records per page; when present, since_id and limit are ignored */
                 "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
                 /** @description Offset mode: field to sort by (ties by ID) */
-                "sort[order_type]"?: "id" | "name" | "points_threshold" | "threshold" | "created_at" | "updated_at";
+                "sort[order_type]"?: "id" | "name" | "points_threshold" | "created_at" | "updated_at";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
             };
@@ -4487,7 +4408,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4506,14 +4426,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name">;
+                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name" | "points_threshold">;
             };
         };
         responses: {
             201: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4552,7 +4471,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4581,7 +4499,6 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4624,7 +4541,6 @@ export interface operations {
             200: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4673,7 +4589,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4728,7 +4643,6 @@ export interface operations {
             201: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4767,7 +4681,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4812,7 +4725,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4831,7 +4743,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": WithRequired<components["schemas"]["WebhookFields"], "topic" | "url">;
+                "application/json": WithRequired<components["schemas"]["WebhookFields"], "url">;
             };
         };
         responses: {
@@ -4853,7 +4765,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4892,7 +4803,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4921,7 +4831,6 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4953,7 +4862,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "topic": "points_event.created"
+                 *       "topics": [
+                 *         "points_event.created",
+                 *         "customer.updated"
+                 *       ]
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookFields"];
@@ -4978,7 +4890,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5027,7 +4938,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5053,7 +4963,6 @@ export interface operations {
             201: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5092,7 +5001,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5121,7 +5029,6 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5164,7 +5071,187 @@ export interface operations {
             200: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getCampaigns: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by (ties by ID) */
+                "sort[order_type]"?: "id" | "name" | "starts_at" | "ends_at" | "created_at" | "updated_at";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["Campaign"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createCampaigns: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": WithRequired<components["schemas"]["CampaignFields"], "name" | "starts_at" | "ends_at">;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: components["responses"]["CampaignWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getCampaignsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Campaign"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    deleteCampaignsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeletedRecordWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    updateCampaignsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Double points weekend"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CampaignFields"];
+            };
+        };
+        responses: {
+            200: components["responses"]["CampaignWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5213,7 +5300,6 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5247,7 +5333,6 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5286,7 +5371,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5329,7 +5413,6 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5375,7 +5458,6 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5443,7 +5525,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5489,7 +5570,6 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["AlreadyReversed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5528,7 +5608,6 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5572,7 +5651,6 @@ export interface operations {
             201: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5611,7 +5689,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5645,7 +5722,6 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotUsable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5683,7 +5759,6 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotVoidable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5720,7 +5795,6 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5756,7 +5830,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5815,7 +5888,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5856,6 +5928,12 @@ export interface operations {
                      * @example EUR
                      */
                     currency: string;
+                    /**
+                     * Format: date-time
+                     * @description When the order is placed, for the campaigns running then; now when left out
+                     * @example 2026-06-06T10:00:00Z
+                     */
+                    placed_at?: string;
                 };
             };
         };
@@ -5877,10 +5955,45 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PreviewRefused"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createCampaignsByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The campaign's id
+                 * @example 31
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoFields"];
+            };
+        };
+        responses: {
+            200: components["responses"]["CampaignWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CampaignNotCancellable"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5913,7 +6026,6 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5951,7 +6063,6 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6003,7 +6114,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -6038,7 +6148,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -6089,7 +6198,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -6142,7 +6250,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6191,7 +6298,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6232,7 +6338,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6264,7 +6369,6 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6316,7 +6420,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6372,7 +6475,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6413,7 +6515,6 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6442,7 +6543,6 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6508,202 +6608,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    getApiTokens: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiToken"][];
-                    };
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    createApiTokens: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
-                 * @example order-5531-points
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "analytics export",
-                 *       "scopes": [
-                 *         "read"
-                 *       ]
-                 *     }
-                 */
-                "application/json": {
-                    /** @example analytics export */
-                    name: string;
-                    /** @description At most the scopes of the token that creates it */
-                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
-                    /**
-                     * Format: date-time
-                     * @description When it stops working (in the future); null or left out: never
-                     */
-                    expires_at?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    "Idempotent-Replayed": components["headers"]["Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiTokenCreated"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    deleteApiTokensById: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
-                 * @example order-5531-points
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /**
-                 * @description The API token's id
-                 * @example 7
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    "Idempotent-Replayed": components["headers"]["Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ApiToken"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    getAuditEvents: {
-        parameters: {
-            query?: {
-                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
-                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
-                /** @description Cursor mode: records per page */
-                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
-                /** @description Offset mode: page number */
-                "pagination[page]"?: components["parameters"]["PaginationPage"];
-                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
-                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
-                /** @description Offset mode: field to sort by */
-                "sort[order_type]"?: "id";
-                /** @description Offset mode: sort direction */
-                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
-                /** @description Only entries about this kind of record, such as `earning_rule` */
-                resource?: string;
-                /** @description Only entries about this record (with `resource`) */
-                resource_id?: string;
-                /** @description Only entries written with this API token */
-                actor_token_id?: number;
-                /** @description Only entries at or after this time */
-                "occurred_at[gte]"?: string;
-                /** @description Only entries before this time */
-                "occurred_at[lt]"?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        links: components["schemas"]["ListLinks"];
-                        data: components["schemas"]["AuditEvent"][];
-                    };
-                };
-            };
-            400: components["responses"]["InvalidQueryParameter"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };

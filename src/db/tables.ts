@@ -174,6 +174,8 @@ export interface PointsEventsTable {
   earning_rule_id?: number | null;
   /** The order it was earned for or clawed back from. */
   order_remote_id?: number | null;
+  /** The campaign the order earned under. */
+  campaign_id?: number | null;
 }
 
 export type LotKind = 'points' | 'credits';
@@ -240,6 +242,8 @@ export interface OrdersTable extends Timestamps {
   counted_day?: number | null;
   counted_currency?: string | null;
   counted_amount?: Generated<number>;
+  /** The campaign the order earned under, if any (docs/earning.md, "Campaigns"). */
+  campaign_id?: number | null;
 }
 
 export interface SubscriptionContractsTable extends Timestamps {
@@ -360,9 +364,30 @@ export interface WebhooksTable extends Timestamps {
   shop_id: number;
   id: number;
   topic: string;
+  /** A JSON array of topics, ["*"] for all; topic is its first. */
+  topics: string | null;
   url: string;
   /** Signs deliveries; shown once, when the webhook is created. */
   secret: string;
+}
+
+/** A time-boxed multiplier or bonus on orders (docs/earning.md, "Campaigns"). */
+export interface CampaignsTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  name: string;
+  starts_at: number;
+  ends_at: number;
+  /** Hundredths (150: ×1.50); null for none. */
+  multiplier: number | null;
+  bonus_points: number | null;
+  /** A JSON array of VIP tier ids; [] for every customer. */
+  vip_tier_ids: string;
+  cancelled_at: number | null;
+  started_announced: Generated<number>;
+  ended_announced: Generated<number>;
+  /** When the next of campaign.started and campaign.ended is due; null when none is left. */
+  announce_at: number | null;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -553,6 +578,7 @@ export interface Tables {
   vip_tiers: VipTiersTable;
   referrals: ReferralsTable;
   webhooks: WebhooksTable;
+  campaigns: CampaignsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   storefront_keys: StorefrontKeysTable;

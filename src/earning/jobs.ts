@@ -1,7 +1,9 @@
 import { claimRows, transaction, updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { posting, type Posting } from '../ledger/posting.js';
+import { enqueueEvents } from '../events/outbox.js';
 import { getShop } from '../shops/repository.js';
+import { announceAt, runsUntil } from './campaigns.js';
 import { birthdayIn, CATCH_UP_MS, nextBirthday } from './birthday.js';
 import { postWithEffects } from './effects.js';
 import { defaultExpiry, enabledRule, ruleGrant } from './rules.js';
@@ -42,7 +44,7 @@ export async function releasePendingPoints(db: DB, now: number): Promise<number>
       trx,
       trx
         .selectFrom('orders')
-        .select(['shop_id', 'remote_id', 'points_customer_remote_id', 'points_pending', 'earning_rule_id'])
+        .select(['shop_id', 'remote_id', 'points_customer_remote_id', 'points_pending', 'earning_rule_id', 'campaign_id'])
         .where('points_pending', '>', 0)
         .where('pending_release_at', '<=', now)
         .orderBy('pending_release_at')
@@ -68,6 +70,7 @@ export async function releasePendingPoints(db: DB, now: number): Promise<number>
             expiresAt: defaultExpiry(shop, now),
             earningRuleId: o.earning_rule_id === null ? null : Number(o.earning_rule_id),
             orderRemoteId: Number(o.remote_id),
+            campaignId: o.campaign_id === null || o.campaign_id === undefined ? null : Number(o.campaign_id),
           },
         ),
       );
@@ -127,6 +130,51 @@ export async function grantBirthdays(db: DB, now: number): Promise<number> {
       }
       if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
       await updateRows(trx, 'customers', ['shop_id', 'remote_id'], scheduled);
+    }
+    return due.length;
+  });
+}
+
+/** Shows campaigns as the API does (the records engine's description, wired by jobs.ts). */
+export type ShowCampaigns = (trx: DB, shopId: number, rows: Record<string, unknown>[], now: number) => Promise<unknown[]>;
+
+/**
+ * Sends campaign.started and campaign.ended once each per campaign (docs/earning.md,
+ * "Campaigns"): due campaigns are claimed (PostgreSQL: rows another process holds are skipped),
+ * announced to the outbox and marked in the same transaction, so that neither a restart nor a
+ * second process sends one twice. Returns how many campaigns it announced.
+ */
+export async function announceCampaigns(db: DB, now: number, show: ShowCampaigns): Promise<number> {
+  return inBoundedSteps(db, async (trx) => {
+    const due = await claimRows(
+      trx,
+      trx.selectFrom('campaigns').selectAll().where('announce_at', 'is not', null).where('announce_at', '<=', now).orderBy('announce_at').limit(ROWS),
+      'campaigns',
+    ).execute();
+    for (const [shopId, rows] of byShop(due)) {
+      const started: Record<string, unknown>[] = [];
+      const ended: Record<string, unknown>[] = [];
+      const marked = rows.map((row) => {
+        const next = { ...row };
+        if (Number(row.started_announced) === 0 && Number(row.starts_at) <= now && Number(row.starts_at) < runsUntil(row)) {
+          next.started_announced = 1;
+          started.push(next);
+        }
+        if (Number(next.started_announced) === 1 && Number(row.ended_announced) === 0 && runsUntil(row) <= now) {
+          next.ended_announced = 1;
+          ended.push(next);
+        }
+        return {
+          shop_id: shopId,
+          id: Number(row.id),
+          started_announced: next.started_announced,
+          ended_announced: next.ended_announced,
+          announce_at: announceAt(next),
+        };
+      });
+      if (started.length > 0) await enqueueEvents(trx, shopId, 'campaign.started', () => show(trx, shopId, started, now), now);
+      if (ended.length > 0) await enqueueEvents(trx, shopId, 'campaign.ended', () => show(trx, shopId, ended, now), now);
+      await updateRows(trx, 'campaigns', ['shop_id', 'id'], marked);
     }
     return due.length;
   });

@@ -9,6 +9,7 @@ import { completeReferralsOf } from '../referrals/service.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { countedOf, OrderDays, tierSubjects, type Counted } from '../tiers/metric.js';
 import { retier, tiersOf } from '../tiers/tiers.js';
+import { campaignsDuring, campaignsFor, type Campaign } from './campaigns.js';
 import { postWithEffects } from './effects.js';
 import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule } from './rules.js';
 
@@ -45,6 +46,7 @@ const LEDGER_COLUMNS = [
   'counted_day',
   'counted_currency',
   'counted_amount',
+  'campaign_id',
 ] as const;
 
 const NUMERIC = ['remote_id', 'customer_remote_id', 'total', 'placed_at', 'total_refunded', ...LEDGER_COLUMNS.filter((c) => c !== 'counted_currency')] as const;
@@ -88,13 +90,17 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const known = new Map<number, string | null>();
   // Each buyer's VIP multiplier: that of the tier they hold before this write's events.
   const multipliers = new Map<number, number>();
+  // And the tier itself, for the campaigns limited to tiers.
+  const tierIds = new Map<number, number>();
   const tiers = new Map((await tiersOf(trx, shopId)).map((t) => [t.id, t.multiplier]));
   // One read of the buyers: their balances, locked, with their e-mails and tiers.
   const balances = await lockBalances(trx, shopId, buyers, now, {
     columns: ['email'],
     each(c) {
       known.set(Number(c.remote_id), (c.email as string | null) ?? null);
-      if (c.vip_tier_id !== null && c.vip_tier_id !== undefined) multipliers.set(Number(c.remote_id), tiers.get(Number(c.vip_tier_id)) ?? 1);
+      if (c.vip_tier_id === null || c.vip_tier_id === undefined) return;
+      multipliers.set(Number(c.remote_id), tiers.get(Number(c.vip_tier_id)) ?? 1);
+      tierIds.set(Number(c.remote_id), Number(c.vip_tier_id));
     },
   });
   const multiplier = options.multiplier ?? ((customer: number) => multipliers.get(customer) ?? 1);
@@ -107,7 +113,8 @@ export async function settleOrders(trx: DB, shopId: number, remoteIds: readonly 
   const paidBy = new Map<number, { remoteId: number; email: string | null }>();
   const pendingDelta = new Map<number, number>();
   const addPending = (customer: number, delta: number) => pendingDelta.set(customer, (pendingDelta.get(customer) ?? 0) + delta);
-  const settlement: Settlement = { shop, now, known, available, postings, addPending };
+  const campaigns = options.earn === false || rule === undefined ? [] : await runningCampaigns(trx, shopId, rows);
+  const settlement: Settlement = { shop, now, known, available, postings, addPending, campaigns, tierOf: (customer) => tierIds.get(customer) ?? null };
   const days = new OrderDays(shopId);
   for (const order of rows) {
     // Settling changes the ledger columns only, and only where earn or clawBack says so.
@@ -176,6 +183,18 @@ async function followOrderDays(trx: DB, shop: Shop, days: OrderDays, now: number
   if (tiers.length > 0) await retier(trx, shop.id, subjects, now, tiers);
 }
 
+/** The shop's campaigns that run while any of these orders that may earn now was placed. */
+async function runningCampaigns(trx: DB, shopId: number, rows: readonly OrderState[]): Promise<Campaign[]> {
+  let from = Infinity;
+  let to = -Infinity;
+  for (const order of rows) {
+    if (order.earned_at !== null || !PAID.has(order.financial_status) || order.customer_remote_id === null) continue;
+    from = Math.min(from, order.placed_at);
+    to = Math.max(to, order.placed_at);
+  }
+  return from > to ? [] : campaignsDuring(trx, shopId, from, to);
+}
+
 /**
  * A clawback takes back points earned when the order's points were granted: VIP tier windows
  * count it on that day (ledger/earned-window.ts), read from the order's first grant.
@@ -197,11 +216,15 @@ interface Settlement {
   available: Map<number, { points: number; credits: number }>;
   postings: Posting[];
   addPending(customer: number, delta: number): void;
+  /** The shop's campaigns running while the orders to earn were placed (campaigns.ts). */
+  campaigns: readonly Campaign[];
+  /** A buyer's VIP tier id, as they hold it before this write's events. */
+  tierOf(customer: number): number | null;
 }
 
 /** The order's first paid status: it earns by the rule (nothing when there is none). */
 function earn(
-  { shop, now, known, available, postings, addPending }: Settlement,
+  { shop, now, known, available, postings, addPending, campaigns, tierOf }: Settlement,
   rule: EarningRule | undefined,
   order: OrderState,
   multiplier: (customer: number) => number,
@@ -221,8 +244,9 @@ function earn(
     return;
   }
   if (!known.has(customer)) return;
-  const earning = orderEarning(rule, order.total, order.currency, multiplier(customer));
+  const earning = orderEarning(rule, order.total, order.currency, multiplier(customer), campaignsFor(campaigns, order.placed_at, tierOf(customer)));
   order.earned_at = now;
+  order.campaign_id = earning.campaignId ?? null;
   order.points_customer_remote_id = customer;
   order.earning_rule_id = rule?.id ?? null;
   order.points_earned = earning.points;
@@ -299,6 +323,7 @@ function orderPosting(
       expiresAt: grant ? defaultExpiry(shop, now) : null,
       earningRuleId: order.earning_rule_id,
       orderRemoteId: order.remote_id,
+      campaignId: order.campaign_id,
       clawback: !grant,
     },
   );

@@ -2,6 +2,7 @@ import { DAY_MS } from '../clock.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, EarningRuleKind, EarningRulesTable } from '../db/tables.js';
 import { posting, type Posting } from '../ledger/posting.js';
+import type { Campaign } from './campaigns.js';
 
 // What the shop's earning rules grant (docs/earning.md). The arithmetic is pure; the one
 // query finds the enabled rule of a kind.
@@ -41,6 +42,8 @@ export async function enabledRule(db: DB, shopId: number, kind: EarningRuleKind)
 export interface Earning {
   points: number;
   credits: number;
+  /** The campaign the points were earned under, when one gave more (orderEarning). */
+  campaignId?: number | null;
 }
 
 export const NOTHING: Earning = Object.freeze({ points: 0, credits: 0 });
@@ -49,16 +52,29 @@ export const NOTHING: Earning = Object.freeze({ points: 0, credits: 0 });
  * What an order of `total` hundredths in `currency` earns by the order rule: points_per_unit
  * for each whole unit_amount, times `multiplier` (rounded down); nothing in another currency or
  * below the minimum. Exact for any total below 2^53 hundredths.
+ *
+ * `campaigns` are those running for the order (campaigns.ts, campaignsFor): the one that gives
+ * the most applies, floor(base × multiplier × its multiplier) + its bonus_points, rounded once;
+ * none stacks, a tie goes to the lowest id, and one that gives nothing more is not applied.
  */
-export function orderEarning(rule: EarningRule | undefined, total: number, currency: string, multiplier = 1): Earning {
+export function orderEarning(rule: EarningRule | undefined, total: number, currency: string, multiplier = 1, campaigns: readonly Campaign[] = []): Earning {
   if (rule === undefined || rule.kind !== 'order' || rule.points_per_unit === null || rule.unit_amount === null || rule.unit_amount <= 0) return NOTHING;
   if (rule.currency !== null && rule.currency !== currency) return NOTHING;
   if (rule.min_order_total !== null && total < rule.min_order_total) return NOTHING;
   const units = BigInt(Math.max(0, total)) / BigInt(rule.unit_amount);
   const base = units * BigInt(rule.points_per_unit);
-  // The multiplier has two decimals: 1.25 → 125 / 100.
-  const points = (base * BigInt(Math.round(multiplier * 100))) / 100n;
-  return { points: Number(points), credits: rule.credits_amount ?? 0 };
+  // The multipliers have two decimals: 1.25 → 125 / 100.
+  const tier = BigInt(Math.round(multiplier * 100));
+  let points = (base * tier) / 100n;
+  let campaignId: number | null = null;
+  for (const c of [...campaigns].sort((a, b) => a.id - b.id)) {
+    const withIt = (base * tier * BigInt(c.multiplier)) / 10_000n + BigInt(c.bonusPoints);
+    if (withIt > points) {
+      points = withIt;
+      campaignId = c.id;
+    }
+  }
+  return { points: Number(points), credits: rule.credits_amount ?? 0, campaignId };
 }
 
 /** What a rule of another kind grants each time. */

@@ -12,22 +12,30 @@ import type { WebhookTopic } from './topics.js';
 // whatever happens to the process afterwards. The webhook job (webhooks/delivery.ts) sends them.
 
 // Prepared: it runs in every write transaction that may announce something.
-const webhookTopics = prepareQuery<{ shopId: number }, { id: number; topic: string }>((db, p) =>
-  db.selectFrom('webhooks').select(['id', 'topic']).where('shop_id', '=', p.value('shopId')),
+const webhookTopics = prepareQuery<{ shopId: number }, { id: number; topic: string; topics: string | null }>((db, p) =>
+  db.selectFrom('webhooks').select(['id', 'topic', 'topics']).where('shop_id', '=', p.value('shopId')),
 );
 
+/** A webhook and the topics it subscribes to (`*`: every topic). */
+interface Hook {
+  id: number;
+  topics: readonly string[];
+}
+
+const subscribes = (hook: Hook, topic: string) => hook.topics.includes(topic) || hook.topics.includes('*');
+
 /** The shop's webhooks and their topics: the outbox's one lookup per transaction. */
-async function shopWebhookTopics(db: DB, shopId: number): Promise<{ id: number; topic: string }[]> {
+async function shopWebhookTopics(db: DB, shopId: number): Promise<Hook[]> {
   const rows = await webhookTopics(db, { shopId });
-  return rows.map((row) => ({ id: Number(row.id), topic: row.topic }));
+  return rows.map((row) => ({ id: Number(row.id), topics: row.topics === null ? [row.topic] : (JSON.parse(row.topics) as string[]) }));
 }
 
 /** The shop's webhooks, read once per transaction (a batch or an import enqueues many times). */
-const hooksOf = new PerTransaction<number, { id: number; topic: string }[]>(shopWebhookTopics);
+const hooksOf = new PerTransaction<number, Hook[]>(shopWebhookTopics);
 
 /** Whether the shop has a webhook for any of these topics. */
 export async function wantsTopics(trx: DB, shopId: number, topics: readonly WebhookTopic[]): Promise<boolean> {
-  return (await hooksOf.get(trx, shopId)).some((hook) => (topics as readonly string[]).includes(hook.topic));
+  return (await hooksOf.get(trx, shopId)).some((hook) => topics.some((topic) => subscribes(hook, topic)));
 }
 
 /** `evt_` ids, one per event, shared by that event's deliveries to several webhooks. */
@@ -60,7 +68,7 @@ export async function enqueueEvents(
   records: readonly unknown[] | (() => Promise<readonly unknown[]>),
   now: number,
 ): Promise<number> {
-  const hooks = (await hooksOf.get(trx, shopId)).filter((hook) => hook.topic === topic);
+  const hooks = (await hooksOf.get(trx, shopId)).filter((hook) => subscribes(hook, topic));
   if (hooks.length === 0) return 0;
   const data = typeof records === 'function' ? await records() : records;
   if (data.length === 0) return 0;

@@ -13,6 +13,8 @@ export const WEBHOOK_TOPICS = [
   'referral.completed',
   'redemption.created',
   'redemption.voided',
+  'campaign.started',
+  'campaign.ended',
 ] as const;
 
 export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];

@@ -20,6 +20,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Orders', description: 'Orders synced from the commerce platform' },
   { name: 'Subscriptions', description: 'Subscription contracts and their billing attempts' },
   { name: 'Earning rules', description: 'How customers earn points: by orders, at signup, on birthdays, by referrals and subscriptions' },
+  { name: 'Campaigns', description: 'Time-boxed multipliers and bonus points on what orders earn' },
   { name: 'Rewards', description: 'Rewards customers redeem points for' },
   { name: 'Redemptions', description: 'Customers spending points on rewards, and the codes they receive' },
   { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },

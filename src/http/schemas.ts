@@ -37,6 +37,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   already_referred: 'grace@example.com already has a pending referral (18); a friend is referred once',
   referral_not_pending: 'Referral 18 is completed; only a pending referral can be completed or cancelled',
   birthday_already_set: 'The birthday is already set; ask the shop to change it',
+  campaign_not_cancellable: 'Campaign 7 is ended; only a scheduled or active campaign can be cancelled',
   idempotency_key_mismatch: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
   rate_limited: 'Rate limit of 6000 requests per 60 seconds exceeded; retry after the time in Retry-After',
   headers_too_large: 'The request headers are larger than the limit of 16384 bytes',

@@ -41,5 +41,6 @@ export function eventJson(row: PointsEventsTable, email: string | null, reversed
     redemption_id: row.redemption_id === null ? null : Number(row.redemption_id),
     earning_rule_id: row.earning_rule_id === null || row.earning_rule_id === undefined ? null : Number(row.earning_rule_id),
     order_remote_id: row.order_remote_id === null || row.order_remote_id === undefined ? null : Number(row.order_remote_id),
+    campaign_id: row.campaign_id === null || row.campaign_id === undefined ? null : Number(row.campaign_id),
   };
 }

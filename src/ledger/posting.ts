@@ -26,6 +26,8 @@ export interface EventEntry {
   earningRuleId?: number | null;
   /** The order it was earned for, or clawed back from. */
   orderRemoteId?: number | null;
+  /** The campaign the order earned under (the programme decides it; the ledger only links it). */
+  campaignId?: number | null;
   /**
    * When the points whose earning this event changes were earned, when not at appliedAt: a
    * reversed grant's applied_at, the order's grant for a refund's clawback (VIP tier windows

@@ -195,6 +195,10 @@ export const PointsEvent = Type.Object(
       description: 'The order this event was earned for (source order) or clawed back from by a refund (source refund), if any',
       examples: [null],
     }),
+    campaign_id: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The campaign the order earned under (source order), or whose points a refund took back (source refund), if any',
+      examples: [null],
+    }),
   },
   { $id: 'PointsEvent', title: 'PointsEvent' },
 );

@@ -164,6 +164,7 @@ function planRows(shopId: number, plan: LedgerPlan, eventIds: readonly number[],
     redemption_id: entry.redemptionId ?? null,
     earning_rule_id: entry.earningRuleId ?? null,
     order_remote_id: entry.orderRemoteId ?? null,
+    campaign_id: entry.campaignId ?? null,
   }));
   const lots: PointsLotsTable[] = plan.lots.map(({ lot, kind, remoteId }) => ({
     shop_id: shopId,

@@ -28,7 +28,7 @@ interface Common {
   /** At most one record of the shop may hold a value; 'ci' compares case-insensitively. */
   unique?: 'exact' | 'ci';
   /** The value stored when a create leaves the field out. */
-  default?: string | number | boolean | 'now';
+  default?: string | number | boolean | 'now' | readonly never[];
   /** Must name an existing record of the shop (resource path → its ID column). */
   references?: { table: string; column: string; code: string; message: string };
   /** Shown, never written by a request: set by the programme (a customer's referral_code, a referral's status). */
@@ -50,8 +50,8 @@ export type Field = Common &
     | { kind: 'money'; minimum: number; maximum: number }
     | { kind: 'time' }
     | { kind: 'boolean' }
-    /** A list of strings, stored as a JSON array; shown as [] when none. */
-    | { kind: 'list'; maxItems: number; maxLength: number }
+    /** A list of integers in a range, of values of an enum (each once), or of strings (codes), stored as JSON text; [] when none. */
+    | { kind: 'list'; items: ListItems; maxItems: number }
     /** Generated on create (`prefix` + random), stored, and shown only in the create response. */
     | { kind: 'secret'; prefix: string }
   );
@@ -110,7 +110,12 @@ export function inputSchema(name: string, field: Field): TSchema {
     case 'boolean':
       return Type.Unsafe(nullable({ type: 'boolean', ...meta }, field));
     case 'list':
-      return Type.Unsafe({ type: 'array', maxItems: field.maxItems, items: { type: 'string', minLength: 1, maxLength: field.maxLength }, ...meta });
+      return Type.Unsafe(
+        nullable(
+          { type: 'array', items: listItems(field.items), maxItems: field.maxItems, ...('maxLength' in field.items ? {} : { uniqueItems: true }), ...meta },
+          field,
+        ),
+      );
     case 'secret':
       throw new Error(`${name}: secrets are generated, never sent`);
   }
@@ -134,10 +139,19 @@ export function outputSchema(field: Field): TSchema {
     case 'boolean':
       return type('boolean');
     case 'list':
-      return Type.Unsafe({ type: 'array', items: { type: 'string' }, ...meta });
+      return type('array', { items: listItems(field.items) });
     case 'secret':
       return type('string');
   }
+}
+
+/** What a list holds: integers in a range, values of an enum, or non-empty strings up to a length. */
+export type ListItems = { minimum: number; maximum: number } | { values: readonly string[] } | { maxLength: number };
+
+function listItems(items: ListItems): Record<string, unknown> {
+  if ('values' in items) return { type: 'string', enum: [...items.values] };
+  if ('maxLength' in items) return { type: 'string', minLength: 1, maxLength: items.maxLength };
+  return { type: 'integer', minimum: items.minimum, maximum: items.maximum };
 }
 
 function moneyMessage(name: string, field: { minimum: number; maximum: number }): string {
@@ -164,7 +178,7 @@ export function toColumn(field: Field, value: unknown): unknown {
     case 'boolean':
       return value ? 1 : 0;
     case 'list':
-      return (value as string[]).length === 0 ? null : JSON.stringify(value);
+      return JSON.stringify(value);
     default:
       return value;
   }
@@ -227,11 +241,12 @@ export const money = (description: string, example: number, opts: Opts & { minim
 });
 export const time = (description: string, example: string, opts: Opts = {}): Field => ({ kind: 'time', description, example, ...opts });
 export const boolean = (description: string, example: boolean, opts: Opts = {}): Field => ({ kind: 'boolean', description, example, ...opts });
-export const list = (description: string, example: string[], maxItems: number, maxLength: number): Field => ({
+export const list = (description: string, example: unknown[], items: ListItems, maxItems: number, opts: Opts = {}): Field => ({
   kind: 'list',
   description,
   example,
+  items,
   maxItems,
-  maxLength,
+  ...opts,
 });
 export const secret = (description: string, prefix: string): Field => ({ kind: 'secret', description, example: `${prefix}3kTq9…`, prefix });

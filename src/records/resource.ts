@@ -65,7 +65,13 @@ export interface Resource {
    * They run when every field in `reads` is valid, so they never judge a value that failed.
    * `config` is the deployment's, for the rules it changes (WEBHOOK_ALLOW_PRIVATE_URLS).
    */
-  check?: { reads: readonly string[]; rule(record: Row, config: Config): ErrorDetail[] };
+  check?: RecordCheck | readonly RecordCheck[];
+  /**
+   * Fills the columns that stand for one another from those a write gives (a webhook's topic
+   * and topics), before the rules and the write; `values` holds the columns of what the body
+   * gave (a PATCH: only the fields it sends).
+   */
+  complete?(values: Row): void;
   /**
    * At most one record of the shop holds a value of `field` while `when` holds (one enabled
    * earning rule per kind); a partial unique index settles racing writes.
@@ -78,6 +84,12 @@ export interface Resource {
   filters?: Readonly<Record<string, ListFilter>>;
   /** Further sorts, by sort[order_type] value → column (each with an index on (shop_id, column, ID)). */
   sorts?: Readonly<Record<string, string>>;
+}
+
+/** One cross-field rule, and the fields it reads (it runs only when they are all valid). */
+export interface RecordCheck {
+  reads: readonly string[];
+  rule(record: Row, config: Config): ErrorDetail[];
 }
 
 export interface ListFilter {
@@ -255,6 +267,7 @@ export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | '
     else if (mode !== 'patch' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);
     else if (mode !== 'patch') out[name] = null;
   }
+  r.complete?.(out);
   return out;
 }
 
@@ -318,8 +331,8 @@ function aliasErrors(r: Resource, valid: Row, invalid: Set<string>, whole: boole
 
 /** The resource's cross-field rules on the record as it will be stored, when what they read is valid. */
 export function recordErrors(r: Resource, stored: Row, invalid: ReadonlySet<string>, config: Config): ErrorDetail[] {
-  if (r.check === undefined || r.check.reads.some((name) => invalid.has(name))) return [];
-  return r.check.rule(stored, config);
+  const checks: readonly RecordCheck[] = r.check === undefined ? [] : 'rule' in r.check ? [r.check] : r.check;
+  return checks.filter((c) => !c.reads.some((name) => invalid.has(name))).flatMap((c) => c.rule(stored, config));
 }
 
 /** The same validation a PUT body gets, for one imported row: every field's errors at once. */

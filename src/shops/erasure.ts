@@ -30,6 +30,7 @@ const ERASED = [
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),
   erased('earning_rules', 'id'),
+  erased('campaigns', 'id'),
   erased('vip_tiers', 'id'),
   erased('orders', 'remote_id'),
   erased('subscription_billing_attempts', 'id'),

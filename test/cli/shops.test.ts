@@ -219,6 +219,7 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
       return res.json().data;
     };
     await send('POST', 'webhooks', { topic: 'customer.created', url: 'https://example.com/hooks' });
+    await send('POST', 'campaigns', { name: 'Spring', starts_at: '2026-03-01T00:00:00Z', ends_at: '2026-04-01T00:00:00Z', bonus_points: 5 });
     await t.ok('demo', '--shop', String(target.shop.id), '--customers', '12');
     const reward = await send('POST', 'rewards', { name: 'From the pool', points_price: 10, kind: 'free_shipping', value: 0 });
     await send('POST', `rewards/${reward.id}/codes`, { codes: [`POOL-${target.shop.id}-1`, `POOL-${target.shop.id}-2`] });

@@ -123,7 +123,7 @@ describe(`orders earn and refunds take back (${TEST_DIALECT})`, () => {
     const preview = await t.request('POST', `${API}/earning_rules/preview`, {
       body: { customer_identifier: 'customer9@example.com', total: 59.99, currency: 'EUR' },
     });
-    expect(preview.json().data).toEqual({ points: 87, credits: 0, earning_rule_id: rule.id, multiplier: 1, pending: false });
+    expect(preview.json().data).toEqual({ points: 87, credits: 0, earning_rule_id: rule.id, multiplier: 1, campaign_id: null, pending: false });
     expect(await customer(9)).toMatchObject({ points_balance: 87 });
     const unknown = await t.request('POST', `${API}/earning_rules/preview`, { body: { customer_identifier: 'nobody@example.com', total: 1, currency: 'EUR' } });
     expect(errorOf(unknown).details).toEqual([expect.objectContaining({ param: 'customer_identifier', code: 'customer_not_found' })]);

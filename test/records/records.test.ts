@@ -79,7 +79,9 @@ describe(`records: writes and reads of every resource (${TEST_DIALECT})`, () => 
         const patched = await t.request('PATCH', `${API}/${path}/${created.id}`, { body: { [name]: value } });
         expect(patched.statusCode).toBe(200);
         const { secret: _secret, ...before } = created;
-        expect(patched.json().data).toEqual({ ...before, [name]: value });
+        // A webhook's topic is the first of its topics.
+        const linked = name === 'topics' ? { topic: (value as string[])[0] } : {};
+        expect(patched.json().data).toEqual({ ...before, [name]: value, ...linked });
         expect((await t.request('PATCH', `${API}/${path}/${created.id}`, { body: {} })).statusCode).toBe(422);
         const deleted = await t.request('DELETE', `${API}/${path}/${created.id}`);
         expect(deleted.statusCode).toBe(200);

@@ -11,6 +11,7 @@ export const REFERENCED_ID = 900_000;
 
 export function sample(r: Resource, i: number): Row {
   if (r.table === 'earning_rules') return earningRuleSample(i);
+  if (r.table === 'campaigns') return campaignSample(i);
   const body: Row = {};
   for (const [name, field] of Object.entries(r.fields)) {
     if (field.kind === 'secret' || field.readOnly) continue;
@@ -42,6 +43,9 @@ export function sample(r: Resource, i: number): Row {
       case 'boolean':
         body[name] = k % 2 === 0;
         break;
+      case 'list':
+        body[name] = 'values' in field.items ? [field.items.values[k % field.items.values.length]] : [];
+        break;
     }
   }
   return body;
@@ -58,6 +62,18 @@ function earningRuleSample(i: number): Row {
   if (kind === 'order')
     return { enabled: false, kind, points_per_unit: 1 + (i % 7), unit_amount: 1, min_order_total: i % 2 === 0 ? null : 20, currency: 'EUR', ...credits };
   return { enabled: false, kind, points_amount: 10 + (i % 7), ...credits };
+}
+
+/** Campaigns end after they start, and give a multiplier above 1 or bonus points. */
+function campaignSample(i: number): Row {
+  const k = i % 7;
+  const day = (d: number) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString();
+  return {
+    name: `name${String(k).padStart(5, '0')}`,
+    starts_at: day(k),
+    ends_at: day(k + 1 + (i % 3)),
+    ...(i % 2 ? { multiplier: 1.5 } : { bonus_points: 10 + k }),
+  };
 }
 
 /** Every record a sample refers to (a customer, a subscription contract). */

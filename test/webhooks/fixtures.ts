@@ -28,7 +28,7 @@ export class FakeTransport {
   }
 }
 
-export async function runJob(t: TestContext, name: 'deliver-webhooks' | 'prune-webhook-deliveries' | 'expire-lots'): Promise<unknown> {
+export async function runJob(t: TestContext, name: 'deliver-webhooks' | 'prune-webhook-deliveries' | 'expire-lots' | 'announce-campaigns'): Promise<unknown> {
   const job = jobs.find((j) => j.name === name);
   expect(job, name).toBeDefined();
   return job!.run(t.app);

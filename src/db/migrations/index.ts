@@ -16,6 +16,7 @@ import * as m014 from './014_storefront_keys.js';
 import * as m015 from './015_reports.js';
 import * as m017 from './017_webhook_delivery_groups.js';
 import * as m018 from './018_access.js';
+import * as m019 from './019_campaigns.js';
 import * as m020 from './020_expiry_modes.js';
 import * as m021 from './021_tier_metrics.js';
 
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   '015_reports': m015,
   '017_webhook_delivery_groups': m017,
   '018_access': m018,
+  '019_campaigns': m019,
   '020_expiry_modes': m020,
   '021_tier_metrics': m021,
 };

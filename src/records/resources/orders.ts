@@ -61,8 +61,8 @@ export const orders: Resource = {
       "Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, " +
         'voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing',
       ['SUMMER-7KQ2M9XH4RTC'],
+      { maxLength: 255 },
       20,
-      255,
     ),
     placed_at: time('When the customer placed the order; pending points are released points_pending_days after it', '2026-01-15T12:00:00.000Z', {
       required: true,
