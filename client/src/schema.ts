@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Update the shop's settings
-         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window re-tiers every customer in the background. A new timezone moves the days of reports.
+         * @description Expiry and pending settings apply to points events created afterwards; existing lots keep their expiry. A new vip_tier_window, vip_tier_metric or currency re-tiers every customer in the background. A new timezone moves the days of reports. Switching points_expiry_mode to inactivity, or changing points_inactivity_days, starts a grace: no balance falls due before a full period afterwards.
          */
         patch: operations["updateShop"];
         trace?: never;
@@ -294,7 +294,7 @@ export interface paths {
         };
         /**
          * List VIP tiers
-         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, created_at or updated_at.
+         * @description Cursor mode walks every VIP tier in ascending id order (since_id is a VIP tier's id); offset mode sorts by id, name, points_threshold, threshold, created_at or updated_at.
          */
         get: operations["getVipTiers"];
         put?: never;
@@ -587,6 +587,26 @@ export interface paths {
          * @description One customer's ledger, with the same pagination and filters as the shop's.
          */
         get: operations["getCustomersByCustomerIdentifierPointsEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/customers/{customer_identifier}/lots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a customer's open lots
+         * @description Why the balance is what it is: each open lot, its granting event and what remains. Sort expires_at: the order deductions use them.
+         */
+        get: operations["getCustomersByCustomerIdentifierLots"];
         put?: never;
         post?: never;
         delete?: never;
@@ -912,7 +932,7 @@ export interface paths {
         };
         /**
          * List a webhook's deliveries
-         * @description Every event queued for this webhook, newest last, with each attempt's status code and error. Delivered and failed deliveries are kept 30 days by default.
+         * @description Every event queued for this webhook, newest last, with each attempt's status code and error; `status` narrows to pending, delivered or failed ones. Delivered and failed deliveries are kept 30 days by default.
          */
         get: operations["getWebhooksByIdDeliveries"];
         put?: never;
@@ -1063,6 +1083,70 @@ export interface paths {
          * @description The whole list, with its list endpoint's filters, streamed: RFC 4180, a header row, `customer.email` for nested fields; text beginning with =+-@, tab or CR gets a ' first.
          */
         get: operations["getExportsByListCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/api_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API tokens
+         * @description Every token of the shop, revoked and expired ones too; never their secrets.
+         */
+        get: operations["getApiTokens"];
+        put?: never;
+        /**
+         * Create an API token
+         * @description A token with the scopes given, at most those of the token that creates it. Its secret is in this response only.
+         */
+        post: operations["createApiTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/api_tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API token
+         * @description Requests with it answer 401 from now on (within 2 seconds in other server processes). Revoking twice keeps the first time.
+         */
+        delete: operations["deleteApiTokensById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/audit_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description One entry per write of the merchant API, the CLI and the console: who, what, which record, the fields that changed. Cursor mode walks them oldest first; offset mode sorts by id (desc: newest first). Kept AUDIT_RETENTION_DAYS (365 by default).
+         */
+        get: operations["getAuditEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1285,12 +1369,12 @@ export interface components {
                  * @description The broad class of the error
                  * @enum {unknown}
                  */
-                type: "invalid_request_error" | "authentication_error" | "idempotency_error" | "rate_limit_error" | "api_error";
+                type: "invalid_request_error" | "authentication_error" | "permission_error" | "idempotency_error" | "rate_limit_error" | "api_error";
                 /**
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -1337,10 +1421,52 @@ export interface components {
              */
             vip_tier_window: "lifetime" | "calendar_year" | "rolling_12_months";
             /**
+             * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
+             * @example points_earned
+             * @enum {string}
+             */
+            vip_tier_metric: "points_earned" | "amount_spent" | "orders_count";
+            /**
+             * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
+             * @example 90
+             */
+            vip_tier_retention_days: number | null;
+            /**
+             * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
+             * @example EUR
+             */
+            currency: string | null;
+            /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
+            restore_redeemed_points_on_refund: boolean;
+            /**
              * @description IANA zone of the days of reports
              * @example Europe/Berlin
              */
             timezone: string;
+            /**
+             * @description per_lot: each grant's points and credits expire at their own expires_at. inactivity: a customer's whole available balance expires points_inactivity_days after their last grant, deduction or redemption (lots keep their own expiry too)
+             * @example inactivity
+             * @enum {string}
+             */
+            points_expiry_mode: "per_lot" | "inactivity";
+            /**
+             * @description Days without activity after which the balance expires (inactivity mode)
+             * @example 365
+             */
+            points_inactivity_days: number | null;
+            /**
+             * Format: date-time
+             * @description When inactivity expiry was switched on or its period last changed: no balance falls due before a full period after it
+             */
+            points_inactivity_since: string | null;
+            /**
+             * @description Days before an expiry that the points.expiring webhook is sent: up to 3 distinct numbers, largest first
+             * @example [
+             *       30,
+             *       7
+             *     ]
+             */
+            expiry_reminder_days: number[];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1428,17 +1554,34 @@ export interface components {
                  */
                 expires_at: string;
             } | null;
-            /** @description The highest VIP tier that vip_tier_progress.points_earned reaches; null below every tier. Changed by events and as the window moves, never on a read */
+            /** @description The highest VIP tier that vip_tier_progress.value reaches, or the tier kept until vip_tier_retained_until after a drop; null below every tier. Changed by events, orders and as the window moves, never on a read */
             vip_tier: {
                 /** @example 3 */
                 id: number;
                 /** @example Gold */
                 name: string;
             } | null;
+            /**
+             * Format: date-time
+             * @description The customer dropped below vip_tier and keeps it until then (the shop's vip_tier_retention_days); the re-tiering job moves them at that instant. Null when not retained
+             * @example null
+             */
+            vip_tier_retained_until: string | null;
             /** @description How far the customer is from the next tier */
             vip_tier_progress: {
                 /**
-                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released): what the tier is judged by
+                 * @description The shop's vip_tier_metric: what value and the thresholds are in
+                 * @example points_earned
+                 * @enum {string}
+                 */
+                metric: "points_earned" | "amount_spent" | "orders_count";
+                /**
+                 * @description What the tier is judged by, in the metric over the shop's vip_tier_window: points earned, amount spent (in the shop's currency) or orders
+                 * @example 1450
+                 */
+                value: number;
+                /**
+                 * @description Points earned in the shop's vip_tier_window (granted, less reversals and refunds; pending ones once released), whatever the metric
                  * @example 1450
                  */
                 points_earned: number;
@@ -1446,10 +1589,18 @@ export interface components {
                 next_tier: {
                     id: number;
                     name: string;
+                    /** @description In the metric */
+                    threshold: number;
+                    /** @description Alias of threshold */
                     points_threshold: number;
                 } | null;
                 /**
-                 * @description Points still to earn to reach next_tier; 0 when there is none
+                 * @description What is still needed in the metric to reach next_tier; 0 when there is none
+                 * @example 3550
+                 */
+                needed: number;
+                /**
+                 * @description Alias of needed (points when the metric is points_earned)
                  * @example 3550
                  */
                 points_needed: number;
@@ -1498,6 +1649,13 @@ export interface components {
              * @example 0
              */
             total_refunded: number;
+            /**
+             * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
+             * @example [
+             *       "SUMMER-7KQ2M9XH4RTC"
+             *     ]
+             */
+            discount_codes: string[];
             /**
              * Format: date-time
              * @description When the customer placed the order; pending points are released points_pending_days after it
@@ -1711,7 +1869,7 @@ export interface components {
         };
         /**
          * VipTier
-         * @description A customer's tier is the highest one whose points_threshold their points earned reach, recomputed with every event that changes them. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
+         * @description A customer's tier is the highest one whose threshold their value in the shop's vip_tier_metric reaches, recomputed with every write that changes it; one who drops below keeps the tier for vip_tier_retention_days. Creating, changing or deleting a tier re-tiers the shop's customers in the background: recompute_status says when that is done.
          */
         VipTier: {
             /**
@@ -1725,10 +1883,15 @@ export interface components {
              */
             name: string;
             /**
-             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
+             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
              * @example 1000
              */
             points_threshold: number;
+            /**
+             * @description Alias of points_threshold
+             * @example 1000
+             */
+            threshold: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -1828,13 +1991,13 @@ export interface components {
              *       "customer.updated"
              *     ]
              */
-            topics: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            topics: ("points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
             /**
              * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -1869,13 +2032,13 @@ export interface components {
              *       "customer.updated"
              *     ]
              */
-            topics: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            topics: ("points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
             /**
              * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -2103,6 +2266,32 @@ export interface components {
              */
             campaign_id: number | null;
         };
+        /**
+         * Lot
+         * @description An open lot: something left, not expired. The remainders of open lots add up to the available balances.
+         */
+        Lot: {
+            id: number;
+            /** @enum {unknown} */
+            kind: "points" | "credits";
+            /** @description What the grant put in: points, or store credit to the hundredth */
+            amount: number;
+            /** @description What is left of it now */
+            remaining: number;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The event that granted the lot */
+            points_event: {
+                id: number;
+                /** @enum {unknown} */
+                source: "manual" | "custom_action" | "visit_url" | "referral_complete" | "instagram_follow" | "tiktok_follow" | "facebook_like" | "facebook_share" | "twitter_follow" | "twitter_share" | "order" | "refund" | "signup" | "birthday" | "review" | "import" | "expiration" | "reversal" | "reward_redemption" | "subscription_billing";
+                /** Format: date-time */
+                applied_at: string;
+                internal_note: string | null;
+            };
+        };
         /** Redemption */
         Redemption: {
             /** @example 31 */
@@ -2135,7 +2324,7 @@ export interface components {
              */
             code: string;
             /**
-             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use); voided: the points were given back (POST /redemptions/{id}/void)
+             * @description issued: the code can be used; used: the platform consumed the code (POST /redemptions/{id}/use, or an order that lists it in discount_codes); voided: the points were given back (POST /redemptions/{id}/void, or the order that used the code was refunded, voided or cancelled)
              * @example issued
              * @enum {unknown}
              */
@@ -2161,6 +2350,11 @@ export interface components {
              * @example null
              */
             used_at: string | null;
+            /**
+             * @description The order that used the code (it listed it in discount_codes); null when no order did
+             * @example null
+             */
+            order_remote_id: number | null;
             /**
              * Format: date-time
              * @example null
@@ -2246,7 +2440,18 @@ export interface components {
                 name: string | null;
             } | null;
             /**
-             * @description The points earned the new tier was judged by
+             * @description The shop's vip_tier_metric when the tier changed
+             * @example points_earned
+             * @enum {string}
+             */
+            metric: "points_earned" | "amount_spent" | "orders_count";
+            /**
+             * @description The value in that metric the new tier was judged by (amount_spent in currency units)
+             * @example 5120
+             */
+            value: number;
+            /**
+             * @description The points earned the new tier was judged by; 0 when the metric was another
              * @example 5120
              */
             points_earned: number;
@@ -2286,7 +2491,7 @@ export interface components {
             /** @example evt_3kTq9VbX2mLw8pZr1a4c */
             event_id: string;
             /** @enum {string} */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
             /**
              * @description pending until the endpoint answers 2xx (delivered) or every retry has failed (failed, after about 3 days)
              * @enum {string}
@@ -2332,7 +2537,7 @@ export interface components {
              * @description What happened
              * @enum {string}
              */
-            topic: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
+            topic: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended";
             /** @example 1 */
             shop_id: number;
             /**
@@ -2472,6 +2677,117 @@ export interface components {
                 redemptions: number;
             }[];
         };
+        /** ApiToken */
+        ApiToken: {
+            /** @example 7 */
+            id: number;
+            /** @example analytics export */
+            name: string;
+            /**
+             * @description The last characters of the token, to tell tokens apart
+             * @example lty_…x9Qz
+             */
+            hint: string;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never
+             */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+        };
+        /** ApiTokenCreated */
+        ApiTokenCreated: {
+            /** @example 7 */
+            id: number;
+            /** @example analytics export */
+            name: string;
+            /**
+             * @description The last characters of the token, to tell tokens apart
+             * @example lty_…x9Qz
+             */
+            hint: string;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never
+             */
+            expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /**
+             * @description The secret: shown this once, never again
+             * @example lty_3q2…
+             */
+            token: string;
+        };
+        /** AuditEvent */
+        AuditEvent: {
+            /** @example 1024 */
+            id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            /** AuditActor */
+            actor: {
+                /**
+                 * @description An API token (the console holds one), the `loyalty` command, or the server itself
+                 * @enum {string}
+                 */
+                type: "token" | "cli" | "system";
+                /**
+                 * @description The token's id, for `token`
+                 * @example 7
+                 */
+                token_id: number | null;
+                /**
+                 * @description The token's name when it wrote
+                 * @example console
+                 */
+                name: string | null;
+            };
+            /** @example earning_rule.updated */
+            action: string;
+            /** @example earning_rule */
+            resource: string;
+            /**
+             * @description The record's id (a batch of points events: the range of its events' ids, `first..last`)
+             * @example 12
+             */
+            resource_id: string | null;
+            /**
+             * @description `{field: [before, after]}` of the fields that changed; secrets show as `[redacted]`
+             * @example {
+             *       "points_amount": [
+             *         100,
+             *         150
+             *       ]
+             *     }
+             */
+            changes: {
+                [key: string]: unknown[];
+            };
+            /** @example req_2Vq8dJcKx1mQ4n7 */
+            request_id: string | null;
+        };
         /** Programme */
         StorefrontProgramme: {
             shop: {
@@ -2526,12 +2842,17 @@ export interface components {
                 name: string;
             } | null;
             vip_tier_progress: {
+                /** @enum {string} */
+                metric: "points_earned" | "amount_spent" | "orders_count";
+                value: number;
                 points_earned: number;
                 next_tier: {
                     id: number;
                     name: string;
+                    threshold: number;
                     points_threshold: number;
                 } | null;
+                needed: number;
                 points_needed: number;
             };
             next_expiry: {
@@ -2637,10 +2958,15 @@ export interface components {
              */
             name?: string;
             /**
-             * @description Points earned (points_earned_lifetime) to reach the tier, unique in the shop
+             * @description What reaching the tier takes, in the shop's vip_tier_metric over its vip_tier_window: points earned, amount spent (whole units of the shop's currency) or orders paid; unique in the shop. threshold is its other name: either may be sent, both are shown
              * @example 1000
              */
             points_threshold?: number;
+            /**
+             * @description Alias of points_threshold
+             * @example 1000
+             */
+            threshold?: number;
             /**
              * @description What the order earning rule earns for the tier's members is multiplied by this (rounded down); from the order after the one that reached the tier
              * @example 1.25
@@ -2656,13 +2982,13 @@ export interface components {
              *       "customer.updated"
              *     ]
              */
-            topics?: ("points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
+            topics?: ("points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*")[];
             /**
              * @description The first of topics. Sent alone, it subscribes the webhook to that one topic (a list of one); "*" for every topic
              * @example points_event.created
              * @enum {string}
              */
-            topic?: "points_event.created" | "points_event.expired" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
+            topic?: "points_event.created" | "points_event.expired" | "points.expiring" | "customer.created" | "customer.updated" | "customer.redacted" | "customer.vip_tier_changed" | "referral.completed" | "redemption.created" | "redemption.voided" | "campaign.started" | "campaign.ended" | "*";
             /**
              * Format: uri
              * @description Where deliveries are POSTed (http or https) on a public host: private, loopback and reserved addresses are refused (`url_not_public`), also after DNS at each delivery
@@ -2844,6 +3170,19 @@ export interface components {
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The API token lacks this operation's scope (see security); the message names it */
+        InsufficientScope: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
                 [name: string]: unknown;
             };
             content: {
@@ -3467,6 +3806,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3504,10 +3844,44 @@ export interface operations {
                      */
                     vip_tier_window?: "lifetime" | "calendar_year" | "rolling_12_months";
                     /**
+                     * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
+                     * @example points_earned
+                     * @enum {string}
+                     */
+                    vip_tier_metric?: "points_earned" | "amount_spent" | "orders_count";
+                    /**
+                     * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
+                     * @example 90
+                     */
+                    vip_tier_retention_days?: number | null;
+                    /**
+                     * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
+                     * @example EUR
+                     */
+                    currency?: string | null;
+                    /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
+                    restore_redeemed_points_on_refund?: boolean;
+                    /**
                      * @description IANA zone of the days of reports
                      * @example Europe/Berlin
                      */
                     timezone?: string;
+                    /**
+                     * @description per_lot: each grant's points and credits expire at their own expires_at. inactivity: a customer's whole available balance expires points_inactivity_days after their last grant, deduction or redemption (lots keep their own expiry too)
+                     * @example inactivity
+                     * @enum {string}
+                     */
+                    points_expiry_mode?: "per_lot" | "inactivity";
+                    /** @example 365 */
+                    points_inactivity_days?: number | null;
+                    /**
+                     * @description Days before an expiry that the points.expiring webhook is sent: up to 3 distinct numbers, largest first
+                     * @example [
+                     *       30,
+                     *       7
+                     *     ]
+                     */
+                    expiry_reminder_days?: number[];
                 };
             };
         };
@@ -3530,6 +3904,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3595,6 +3970,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3626,6 +4002,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3688,6 +4065,7 @@ export interface operations {
             201: components["responses"]["CustomerWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3731,6 +4109,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3779,6 +4158,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3813,6 +4193,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -3872,6 +4253,13 @@ export interface operations {
                      */
                     total_refunded?: number;
                     /**
+                     * @description Codes the order used at checkout. A code of the shop's issued redemption marks it used by this order; when the order becomes refunded, voided or cancelled, that redemption is voided and its points return (shop setting restore_redeemed_points_on_refund). Other codes are kept and change nothing
+                     * @example [
+                     *       "SUMMER-7KQ2M9XH4RTC"
+                     *     ]
+                     */
+                    discount_codes?: string[];
+                    /**
                      * Format: date-time
                      * @description When the customer placed the order; pending points are released points_pending_days after it
                      * @example 2026-01-15T12:00:00.000Z
@@ -3886,6 +4274,7 @@ export interface operations {
             201: components["responses"]["OrderWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3933,6 +4322,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -3967,6 +4357,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4025,6 +4416,7 @@ export interface operations {
             201: components["responses"]["SubscriptionContractWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4072,6 +4464,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4145,6 +4538,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4183,6 +4577,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4227,6 +4622,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4252,6 +4648,7 @@ export interface operations {
             201: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4290,6 +4687,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4318,6 +4716,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4360,6 +4759,7 @@ export interface operations {
             200: components["responses"]["RewardWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4380,7 +4780,7 @@ export interface operations {
                 /** @description Offset mode: records per page; when present, since_id and limit are ignored */
                 "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
                 /** @description Offset mode: field to sort by (ties by ID) */
-                "sort[order_type]"?: "id" | "name" | "points_threshold" | "created_at" | "updated_at";
+                "sort[order_type]"?: "id" | "name" | "points_threshold" | "threshold" | "created_at" | "updated_at";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
             };
@@ -4408,6 +4808,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4426,13 +4827,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name" | "points_threshold">;
+                "application/json": WithRequired<components["schemas"]["VipTierFields"], "name">;
             };
         };
         responses: {
             201: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4471,6 +4873,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4499,6 +4902,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4541,6 +4945,7 @@ export interface operations {
             200: components["responses"]["VipTierWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4589,6 +4994,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4643,6 +5049,7 @@ export interface operations {
             201: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4681,6 +5088,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4725,6 +5133,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4765,6 +5174,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4803,6 +5213,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -4831,6 +5242,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4890,6 +5302,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4938,6 +5351,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -4963,6 +5377,7 @@ export interface operations {
             201: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5001,6 +5416,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5029,6 +5445,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5071,6 +5488,7 @@ export interface operations {
             200: components["responses"]["EarningRuleWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5119,6 +5537,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5145,6 +5564,7 @@ export interface operations {
             201: components["responses"]["CampaignWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5183,6 +5603,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5211,6 +5632,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5252,6 +5674,7 @@ export interface operations {
             200: components["responses"]["CampaignWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5300,6 +5723,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5333,6 +5757,7 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5371,6 +5796,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5413,6 +5839,57 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getCustomersByCustomerIdentifierLots: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by (ties by ID) */
+                "sort[order_type]"?: "id" | "expires_at";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only lots of points, or of store credit */
+                kind?: "points" | "credits";
+            };
+            header?: never;
+            path: {
+                /** @description The customer's remote_id, or e-mail address (case-insensitive) */
+                customer_identifier: components["parameters"]["CustomerIdentifierInPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["Lot"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5458,6 +5935,7 @@ export interface operations {
             200: components["responses"]["PointsEventList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5525,6 +6003,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5570,6 +6049,7 @@ export interface operations {
             201: components["responses"]["PointsEventWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["AlreadyReversed"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5608,6 +6088,7 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -5651,6 +6132,7 @@ export interface operations {
             201: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5689,6 +6171,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5722,6 +6205,7 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotUsable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5759,6 +6243,7 @@ export interface operations {
             200: components["responses"]["RedemptionWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RedemptionNotVoidable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5795,6 +6280,7 @@ export interface operations {
             200: components["responses"]["RedemptionList"];
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5830,6 +6316,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -5888,6 +6375,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5955,6 +6443,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedJson"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PreviewRefused"];
@@ -5989,6 +6478,7 @@ export interface operations {
             200: components["responses"]["CampaignWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["CampaignNotCancellable"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6026,6 +6516,7 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6063,6 +6554,7 @@ export interface operations {
             200: components["responses"]["ReferralWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ReferralNotPending"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6114,6 +6606,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -6148,6 +6641,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -6167,6 +6661,8 @@ export interface operations {
                 "sort[order_type]"?: "id";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only the deliveries in this status (failed: those to look at and retry) */
+                status?: "pending" | "delivered" | "failed";
             };
             header?: never;
             path: {
@@ -6198,6 +6694,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             default: components["responses"]["OtherError"];
         };
@@ -6250,6 +6747,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6298,6 +6796,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6338,6 +6837,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6369,6 +6869,7 @@ export interface operations {
             200: components["responses"]["DeletedRecordWritten"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6420,6 +6921,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6475,6 +6977,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6515,6 +7018,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6543,6 +7047,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
@@ -6608,7 +7113,202 @@ export interface operations {
             };
             400: components["responses"]["InvalidQueryParameter"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getApiTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiToken"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createApiTokens: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "analytics export",
+                 *       "scopes": [
+                 *         "read"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @example analytics export */
+                    name: string;
+                    /** @description At most the scopes of the token that creates it */
+                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+                    /**
+                     * Format: date-time
+                     * @description When it stops working (in the future); null or left out: never
+                     */
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiTokenCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    deleteApiTokensById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The API token's id
+                 * @example 7
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by */
+                "sort[order_type]"?: "id";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only entries about this kind of record, such as `earning_rule` */
+                resource?: string;
+                /** @description Only entries about this record (with `resource`) */
+                resource_id?: string;
+                /** @description Only entries written with this API token */
+                actor_token_id?: number;
+                /** @description Only entries at or after this time */
+                "occurred_at[gte]"?: string;
+                /** @description Only entries before this time */
+                "occurred_at[lt]"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["AuditEvent"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
         };
     };
