@@ -24,20 +24,28 @@ export async function findCustomer(db: DB, shopId: number, identifier: string, o
   return (options.lock ? lockedRows(db, query) : query).executeTakeFirst();
 }
 
-/** The e-mail of each of these customers (by remote id), read in chunks of 500; an unknown id is absent. */
-export async function emailsOf(db: DB, shopId: number, remoteIds: readonly number[]): Promise<Map<number, string | null>> {
-  const emails = new Map<number, string | null>();
+/** One column of each of these customers (by remote id), read in chunks of 500; an unknown id is absent. */
+export async function customerValues<C extends 'email' | 'birthday'>(
+  db: DB,
+  shopId: number,
+  remoteIds: readonly number[],
+  column: C,
+): Promise<Map<number, CustomerRow[C]>> {
+  const values = new Map<number, CustomerRow[C]>();
   for (let i = 0; i < remoteIds.length; i += 500) {
-    const rows = await db
+    const rows = (await db
       .selectFrom('customers')
-      .select(['remote_id', 'email'])
+      .select(['remote_id', column])
       .where('shop_id', '=', shopId)
       .where('remote_id', 'in', remoteIds.slice(i, i + 500))
-      .execute();
-    for (const row of rows) emails.set(Number(row.remote_id), row.email);
+      .execute()) as unknown as (Pick<CustomerRow, 'remote_id'> & Record<C, CustomerRow[C]>)[];
+    for (const row of rows) values.set(Number(row.remote_id), row[column]);
   }
-  return emails;
+  return values;
 }
+
+/** The e-mail of each of these customers (by remote id); an unknown id is absent. */
+export const emailsOf = (db: DB, shopId: number, remoteIds: readonly number[]) => customerValues(db, shopId, remoteIds, 'email');
 
 /** What a points event needs of its customer (a batch names up to 1000: no more is read). */
 export type CustomerKey = Pick<CustomerRow, 'remote_id' | 'email'>;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { generateCode, generateCodes } from '../core/codes.js';
-import { emailsOf } from '../customers/repository.js';
+import { customerValues, emailsOf } from '../customers/repository.js';
 import { updateRows } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { getShop } from '../shops/repository.js';
@@ -64,17 +64,8 @@ async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly 
 
 /** The customers' birthdays before a write, by remote_id (what customersWritten compares with). */
 export async function customerBirthdays(trx: DB, shopId: number, ids: readonly number[]): Promise<Map<number, { birthday: string | null }>> {
-  const prior = new Map<number, { birthday: string | null }>();
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await trx
-      .selectFrom('customers')
-      .select(['remote_id', 'birthday'])
-      .where('shop_id', '=', shopId)
-      .where('remote_id', 'in', ids.slice(i, i + 500))
-      .execute();
-    for (const row of rows) prior.set(Number(row.remote_id), { birthday: row.birthday });
-  }
-  return prior;
+  const birthdays = await customerValues(trx, shopId, ids, 'birthday');
+  return new Map([...birthdays].map(([id, birthday]) => [id, { birthday }]));
 }
 
 /** Applies the programme to customers just written, in the writer's transaction. */
