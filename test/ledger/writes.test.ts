@@ -34,6 +34,7 @@ describe(`points events: the rules of one event (${TEST_DIALECT})`, () => {
       internal_note: 'auto',
       external_note: 'Order #1042',
       custom_action_name: null,
+      campaign_id: null,
       applied_at: '2026-01-15T12:00:00.000Z',
       expires_at: null,
       created_at: '2026-01-15T12:00:00.000Z',
