@@ -120,9 +120,9 @@ function earnedDayRows(shopId: number, plan: LedgerPlan): CustomerEarnedDaysTabl
 }
 
 function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<number, Balances>, now: number): Record<string, unknown>[] {
-  return plan.customers.map((c) => {
+  const rows = plan.customers.map((c) => {
     const next = balances.get(c.remoteId)!.stored.nextExpiry;
-    return {
+    const row: Record<string, unknown> = {
       shop_id: shopId,
       remote_id: c.remoteId,
       points_balance: c.storedPoints,
@@ -140,8 +140,22 @@ function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<nu
       // (docs/pagination.md, "updated_at").
       updated_at: now,
     };
+    return row;
   });
+  // A column no customer of the plan changes is left out of the statement: SQLite rewrites the
+  // entries of every index on a column it sets, even to the same value (the balance sorts'
+  // indexes: a grant of points leaves credits_balance's alone).
+  const unchanged = UNCHANGED_WHEN.filter(([, same]) => plan.customers.every((c, i) => same(c.before, rows[i]!)));
+  for (const row of rows) for (const [column] of unchanged) delete row[column];
+  return rows;
 }
+
+/** Columns that may be left out of the customers' update, and when a row leaves its column as stored. */
+const UNCHANGED_WHEN: readonly (readonly [string, (before: Balances, row: Record<string, unknown>) => boolean])[] = [
+  ['credits_balance', (b, row) => row.credits_balance === b.stored.credits],
+  ['points_earned_lifetime', (b, row) => row.points_earned_lifetime === b.earnedLifetime],
+  ['points_spent_lifetime', (b, row) => row.points_spent_lifetime === b.spentLifetime],
+];
 
 /** The plan's events, lots and consumptions as rows, given the events' ids (the lots have theirs). */
 function planRows(shopId: number, plan: LedgerPlan, eventIds: readonly number[], now: number) {
