@@ -3838,28 +3838,19 @@ export interface operations {
                     points_expiry_days?: number | null;
                     points_pending_days?: number;
                     /**
-                     * @description VIP tiers are judged by the points earned over the lifetime, this calendar year (UTC), or the last 12 months; a change re-tiers customers in the background
                      * @example lifetime
                      * @enum {string}
                      */
                     vip_tier_window?: "lifetime" | "calendar_year" | "rolling_12_months";
                     /**
-                     * @description What VIP tiers' thresholds are in: points earned, amount spent (paid order totals less refunds, orders in the shop's currency, in whole units) or orders paid (refunded ones not), over vip_tier_window; a change re-tiers customers in the background
                      * @example points_earned
                      * @enum {string}
                      */
                     vip_tier_metric?: "points_earned" | "amount_spent" | "orders_count";
-                    /**
-                     * @description Days a customer who drops below their tier keeps it (vip_tier_retained_until); null: they move at once
-                     * @example 90
-                     */
+                    /** @example 90 */
                     vip_tier_retention_days?: number | null;
-                    /**
-                     * @description ISO 4217 code of the orders amount_spent counts (others count for orders_count only); required for that metric
-                     * @example EUR
-                     */
+                    /** @example EUR */
                     currency?: string | null;
-                    /** @description Whether a refunded, voided or cancelled order voids the redemption whose code it used (discount_codes), giving its points back */
                     restore_redeemed_points_on_refund?: boolean;
                     /**
                      * @description IANA zone of the days of reports
@@ -3867,7 +3858,6 @@ export interface operations {
                      */
                     timezone?: string;
                     /**
-                     * @description per_lot: each grant's points and credits expire at their own expires_at. inactivity: a customer's whole available balance expires points_inactivity_days after their last grant, deduction or redemption (lots keep their own expiry too)
                      * @example inactivity
                      * @enum {string}
                      */
@@ -3875,7 +3865,6 @@ export interface operations {
                     /** @example 365 */
                     points_inactivity_days?: number | null;
                     /**
-                     * @description Days before an expiry that the points.expiring webhook is sent: up to 3 distinct numbers, largest first
                      * @example [
                      *       30,
                      *       7

@@ -178,3 +178,13 @@ export function toErrorDetails(errors: readonly ErrorObject[]): ErrorDetail[] {
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * A schema without its description: an update body's copy of a field that its resource's
+ * schema describes (the OpenAPI document says it once). Call it before Type.Optional, which
+ * marks the schema it is given.
+ */
+export function undescribed<T extends object>(schema: T): T {
+  const { description: _description, ...rest } = schema as T & { description?: string };
+  return rest as T;
+}

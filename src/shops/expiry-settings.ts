@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { undescribed } from '../core/validation.js';
 import type { ErrorDetail } from '../errors.js';
 import { EXPIRY_MODES, type Shop, type ShopSettings } from './repository.js';
 
@@ -31,9 +32,9 @@ export const ExpiryFields = {
 };
 
 export const ExpiryUpdateFields = {
-  points_expiry_mode: Type.Optional(Mode),
+  points_expiry_mode: Type.Optional(undescribed(Mode)),
   points_inactivity_days: Type.Optional(Type.Union([InactivityDays, Type.Null()])),
-  expiry_reminder_days: Type.Optional(ReminderDays),
+  expiry_reminder_days: Type.Optional(undescribed(ReminderDays)),
 };
 
 /** What is wrong with a change of the expiry settings, given the shop as it stands. */

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
 import { isTimeZone } from '../core/time-zones.js';
+import { undescribed } from '../core/validation.js';
 import { validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
@@ -67,15 +68,20 @@ export const ShopUpdate = Type.Object(
     per_event_expiry: Type.Optional(Type.Boolean()),
     points_expiry_days: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 36500 }), Type.Null()])),
     points_pending_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
-    vip_tier_window: Type.Optional(VipTierWindow),
-    vip_tier_metric: Type.Optional(VipTierMetric),
-    vip_tier_retention_days: Type.Optional(RetentionDays),
-    currency: Type.Optional(Currency),
-    restore_redeemed_points_on_refund: Type.Optional(RestoreRedeemed),
+    vip_tier_window: Type.Optional(undescribed(VipTierWindow)),
+    vip_tier_metric: Type.Optional(undescribed(VipTierMetric)),
+    vip_tier_retention_days: Type.Optional(undescribed(RetentionDays)),
+    currency: Type.Optional(undescribed(Currency)),
+    restore_redeemed_points_on_refund: Type.Optional(undescribed(RestoreRedeemed)),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA zone of the days of reports', examples: ['Europe/Berlin'] })),
     ...ExpiryUpdateFields,
   },
-  { additionalProperties: false, minProperties: 1, examples: [{ per_event_expiry: true, points_expiry_days: 365 }] },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'The settings to change, each as the Shop object describes it; the others keep their values',
+    examples: [{ per_event_expiry: true, points_expiry_days: 365 }],
+  },
 );
 
 export function shopJson(shop: ShopRow): Static<typeof Shop> {

