@@ -151,7 +151,8 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
     expect(await balance().textContent()).toBe('400');
     // Why this balance: the order's lot, less the redemption's 100; it expires in 365 days.
     const order = page.getByRole('region', { name: 'Open lots' }).getByRole('row').filter({ hasText: '(order)' });
-    expect((await order.getByRole('cell').allTextContents()).slice(2, 5)).toEqual(['Points', '500', '400']);
+    // The lots come in their own request, after the heading: wait for them.
+    await expect.poll(async () => (await order.getByRole('cell').allTextContents()).slice(2, 5)).toEqual(['Points', '500', '400']);
     await expect.poll(() => expiries().getByRole('listitem').first().textContent()).toMatch(/^400 points on \d+ \w+ \d{4}$/);
     await expectAccessible('customer');
   });
