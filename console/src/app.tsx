@@ -1,4 +1,4 @@
-import type { LoyaltyClient } from '@loyalty-api/client';
+import { LoyaltyApiError, type LoyaltyClient } from '@loyalty-api/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { ClientProvider } from './lib/api';
@@ -22,9 +22,16 @@ interface Session {
 /** Checks a token by reading the shop; keeps it (this tab only) when the API takes it. */
 async function signIn(token: string): Promise<Session> {
   const client = clientFor(token);
-  const { data: shop } = await client.GET('/merchant_api/v1/shop');
-  storeToken(token);
-  return { client, shopName: shop.name, shop };
+  try {
+    const { data: shop } = await client.GET('/merchant_api/v1/shop');
+    storeToken(token);
+    return { client, shopName: shop.name, shop };
+  } catch (e) {
+    // A token that may not read the shop is still the shop's: its pages say what it may not do.
+    if (!(e instanceof LoyaltyApiError && e.code === 'insufficient_scope')) throw e;
+    storeToken(token);
+    return { client, shopName: 'Loyalty console', shop: undefined };
+  }
 }
 
 export function App() {
@@ -38,7 +45,7 @@ export function App() {
     try {
       const session = await signIn(token);
       // The shop just read is the pages' too (the Overview's days are its time zone's): not read twice.
-      queries.setQueryData(['shop'], session.shop);
+      if (session.shop) queries.setQueryData(['shop'], session.shop);
       setSession(session);
     } catch (e) {
       forgetToken();

@@ -160,6 +160,61 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await s.expectFitsPhone('vip-tiers');
   });
 
+  it('creates a campaign for a tier, edits it, and cancels it after a confirmation', async () => {
+    await s.open('#/programme/campaigns', 'Campaigns');
+    await page.getByRole('status').filter({ hasText: 'No campaigns yet' }).waitFor();
+    await s.expectAccessible('campaigns-empty');
+    const form = page.getByRole('form', { name: 'New campaign' });
+    await form.getByLabel('Name').fill('Double points');
+    // The server's clock is 2026-01-15 12:00 UTC.
+    await form.getByLabel('Starts at (UTC)').fill('2026-01-10T00:00');
+    await form.getByLabel('Ends at (UTC)').fill('2026-01-05T00:00');
+    await form.getByLabel('Multiplier').fill('2');
+    await form.getByRole('group', { name: 'For VIP tiers (none: everyone)' }).getByRole('checkbox', { name: 'Gold' }).check();
+    await form.getByRole('button', { name: 'Create campaign' }).click();
+    expect(await s.fieldError(form.getByLabel('Ends at (UTC)'))).toMatch(/ends_at must be after starts_at/);
+    await s.expectAccessible('campaign-error');
+
+    await form.getByLabel('Ends at (UTC)').fill('2026-02-01T00:00');
+    await form.getByRole('button', { name: 'Create campaign' }).click();
+    const row = page.getByRole('region', { name: 'Campaigns' }).getByRole('row').filter({ hasText: 'Double points' });
+    await row.getByRole('cell', { name: 'active', exact: true }).waitFor();
+    expect(await row.getByRole('cell', { name: 'Gold', exact: true }).count()).toBe(1);
+    const gold = (await list('vip_tiers'))[0]!.id;
+    expect(await list('campaigns')).toMatchObject([
+      {
+        name: 'Double points',
+        starts_at: expect.stringMatching(/^2026-01-10T00:00:00/),
+        multiplier: 2,
+        bonus_points: null,
+        vip_tier_ids: [gold],
+        status: 'active',
+      },
+    ]);
+
+    await row.getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.getByRole('dialog', { name: /^Edit campaign \d+$/ });
+    expect(await dialog.getByLabel('Ends at (UTC)').inputValue()).toBe('2026-02-01T00:00');
+    await dialog.getByLabel('Bonus points').fill('50');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await row.getByRole('cell', { name: '× 2.00 + 50 points' }).waitFor();
+    expect((await list('campaigns'))[0]).toMatchObject({ bonus_points: 50, multiplier: 2, status: 'active' });
+
+    await row.getByRole('button', { name: 'Cancel campaign' }).click();
+    const confirm = page.getByRole('dialog', { name: /^Cancel campaign \d+\?$/ });
+    await s.expectAccessible('campaign-cancel');
+    await confirm.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect((await list('campaigns'))[0]).toMatchObject({ status: 'active' });
+    await row.getByRole('button', { name: 'Cancel campaign' }).click();
+    await confirm.getByRole('button', { name: 'Cancel the campaign' }).click();
+    await row.getByRole('cell', { name: 'cancelled', exact: true }).waitFor();
+    expect(await row.getByRole('button', { name: 'Cancel campaign' }).count()).toBe(0);
+    expect((await list('campaigns'))[0]).toMatchObject({ status: 'cancelled', cancelled_at: expect.any(String) });
+    await s.expectFitsPhone('campaigns');
+  });
+
   it("changes the shop's settings, with a bad time zone's error beside it", async () => {
     await s.open('#/programme/settings', 'Shop settings');
     const form = page.getByRole('form', { name: 'Shop settings' });
@@ -169,7 +224,7 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await form.getByLabel('Shop name').fill('Acme Coffee');
     await form.getByLabel('Time zone').fill('Europe/Berlin');
     await form.getByLabel('Points expire after (days)').fill('365');
-    await form.getByLabel('VIP tiers count points earned over').selectOption('calendar_year');
+    await form.getByLabel('VIP tier window').selectOption('calendar_year');
     await form.getByRole('button', { name: 'Save settings' }).click();
     await form.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
     // The console's header names the shop as saved.
@@ -186,6 +241,45 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await form.getByRole('button', { name: 'Save settings' }).click();
     await expect.poll(async () => (await s.t.request('GET', `${API}/shop`)).json().data.points_expiry_days).toBeNull();
     await s.expectFitsPhone('shop-settings');
+  });
+
+  it('saves the expiry, reminder, tier and refund settings, and reads them back', async () => {
+    const form = page.getByRole('form', { name: 'Shop settings' });
+    await form.getByLabel('Points expire', { exact: true }).selectOption('inactivity');
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    expect(await s.fieldError(form.getByLabel('Inactivity period (days)'))).toMatch(/points_inactivity_days is required/);
+
+    await form.getByLabel('Inactivity period (days)').fill('365');
+    await form.getByLabel('Expiry reminders (days before)').fill('30, 7');
+    await form.getByLabel('Currency').fill('EUR');
+    await form.getByLabel('VIP tier metric').selectOption('amount_spent');
+    await form.getByLabel('Keep a tier after a drop (days)').fill('90');
+    await form.getByLabel('A refunded order gives back the points of the reward it used').uncheck();
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await form.getByRole('status').filter({ hasText: 'Settings saved.' }).waitFor();
+    expect((await s.t.request('GET', `${API}/shop`)).json().data).toMatchObject({
+      points_expiry_mode: 'inactivity',
+      points_inactivity_days: 365,
+      expiry_reminder_days: [30, 7],
+      currency: 'EUR',
+      vip_tier_metric: 'amount_spent',
+      vip_tier_retention_days: 90,
+      restore_redeemed_points_on_refund: false,
+    });
+
+    // Read back: a reload signs in again and reads the shop afresh.
+    await page.reload();
+    await s.open('#/programme/settings', 'Shop settings');
+    const values = async () =>
+      Promise.all(
+        ['Inactivity period (days)', 'Expiry reminders (days before)', 'Currency', 'VIP tier metric', 'Keep a tier after a drop (days)'].map((label) =>
+          form.getByLabel(label).inputValue(),
+        ),
+      );
+    expect(await values()).toEqual(['365', '30, 7', 'EUR', 'amount_spent', '90']);
+    expect(await form.getByLabel('Points expire', { exact: true }).inputValue()).toBe('inactivity');
+    expect(await form.getByLabel('A refunded order gives back the points of the reward it used').isChecked()).toBe(false);
+    await s.expectAccessible('shop-settings-expiry');
   });
 
   it('fits a 390 px wide screen on the rules and rewards pages', async () => {

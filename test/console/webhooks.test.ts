@@ -24,12 +24,20 @@ describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {
     await s?.close();
   });
 
-  it('creates a webhook, shows its secret once, and puts a refused URL beside the field', async () => {
+  it('creates a webhook with two topics, shows its secret once, and puts the refusals beside the fields', async () => {
     await s.open('#/webhooks', 'Webhooks');
     await page.getByRole('status').filter({ hasText: 'No webhooks yet' }).waitFor();
     await s.expectAccessible('webhooks-empty');
     const form = page.getByRole('form', { name: 'New webhook' });
-    await form.getByLabel('Topic').selectOption('redemption.created');
+    const topics = form.getByRole('group', { name: 'Topics' });
+    await form.getByLabel('URL').fill('https://example.com/hooks/console');
+    await form.getByRole('button', { name: 'Create webhook' }).click();
+    await expect.poll(() => topics.getAttribute('aria-describedby')).toBeTruthy();
+    expect(await page.locator(`[id="${await topics.getAttribute('aria-describedby')}"]`).textContent()).toMatch(/topics/);
+    await s.expectAccessible('webhook-no-topics');
+
+    await topics.getByRole('checkbox', { name: 'redemption.created' }).check();
+    await topics.getByRole('checkbox', { name: 'customer.created' }).check();
     await form.getByLabel('URL').fill('http://127.0.0.1/hooks');
     await form.getByRole('button', { name: 'Create webhook' }).click();
     const url = form.getByLabel('URL');
@@ -43,7 +51,8 @@ describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {
     const secret = await created.locator('code').textContent();
     expect(secret).toMatch(/^whsec_/);
     await page.getByRole('cell', { name: 'https://example.com/hooks/console' }).waitFor();
-    expect(await webhooks()).toMatchObject([{ topic: 'redemption.created', url: 'https://example.com/hooks/console' }]);
+    await page.getByRole('cell', { name: 'customer.created, redemption.created', exact: true }).waitFor();
+    expect(await webhooks()).toMatchObject([{ topics: ['customer.created', 'redemption.created'], url: 'https://example.com/hooks/console' }]);
     expect(JSON.stringify(await webhooks())).not.toContain(secret);
     await s.expectAccessible('webhook-created');
   });
@@ -52,10 +61,16 @@ describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {
     const row = page.getByRole('region', { name: 'Webhooks' }).getByRole('row').filter({ hasText: 'https://example.com/hooks/console' });
     await row.getByRole('button', { name: 'Edit' }).click();
     const dialog = page.getByRole('dialog', { name: /^Edit webhook \d+$/ });
-    await dialog.getByLabel('Topic').selectOption('customer.created');
+    const topics = dialog.getByRole('group', { name: 'Topics' });
+    expect(await topics.getByRole('checkbox', { name: 'redemption.created' }).isChecked()).toBe(true);
+    // Every topic goes alone: the others are cleared and disabled.
+    await topics.getByRole('checkbox', { name: 'Every topic, present and future' }).check();
+    expect(await topics.getByRole('checkbox', { name: 'redemption.created' }).isChecked()).toBe(false);
+    expect(await topics.getByRole('checkbox', { name: 'customer.created' }).isDisabled()).toBe(true);
+    await s.expectAccessible('webhook-edit');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
-    await row.getByRole('cell', { name: 'customer.created' }).waitFor();
-    expect((await webhooks())[0]).toMatchObject({ topic: 'customer.created' });
+    await row.getByRole('cell', { name: 'Every topic', exact: true }).waitFor();
+    expect((await webhooks())[0]).toMatchObject({ topics: ['*'], topic: '*' });
 
     await row.getByRole('button', { name: 'Delete' }).click();
     await page

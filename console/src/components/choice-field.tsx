@@ -56,6 +56,52 @@ export function CheckboxField({
   );
 }
 
+/**
+ * A list picked from a few values: a named group of checkboxes. `all` is the value that stands
+ * for every other and goes alone: checked, the others are cleared and disabled.
+ */
+export function ChoicesField({
+  label,
+  options,
+  all,
+  chosen,
+  onChange,
+  error,
+}: {
+  label: string;
+  options: readonly { value: string; label: string }[];
+  all?: string | undefined;
+  chosen: readonly string[];
+  onChange: (chosen: string[]) => void;
+  error?: string | undefined;
+}) {
+  const id = useId();
+  const allChosen = all !== undefined && chosen.includes(all);
+  const toggle = (value: string, on: boolean) => {
+    if (value === all) return onChange(on ? [value] : []);
+    // Kept in the options' order, so a list reads (and compares) the same however it was clicked.
+    onChange(options.map((o) => o.value).filter((v) => (v === value ? on : chosen.includes(v))));
+  };
+  return (
+    <fieldset className="field choices" aria-describedby={error ? `${id}-error` : undefined}>
+      <legend>{label}</legend>
+      {options.map((o) => (
+        <label key={o.value}>
+          <input
+            type="checkbox"
+            checked={chosen.includes(o.value)}
+            disabled={allChosen && o.value !== all}
+            aria-invalid={error ? true : undefined}
+            onChange={(e) => toggle(o.value, e.target.checked)}
+          />
+          {o.label}
+        </label>
+      ))}
+      <FieldError id={`${id}-error`} error={error} />
+    </fieldset>
+  );
+}
+
 function FieldError({ id, error }: { id: string; error: string | undefined }) {
   return error ? (
     <p id={id} className="field-error">

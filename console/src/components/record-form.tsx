@@ -3,7 +3,7 @@ import { useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { fieldErrors } from '../lib/errors';
 import type { Body, Row } from '../lib/records';
 import { ErrorAlert } from './alert';
-import { CheckboxField, SelectField } from './choice-field';
+import { CheckboxField, ChoicesField, SelectField } from './choice-field';
 import { Field } from './field';
 
 export type FormValues = Record<string, string | boolean>;
@@ -12,9 +12,14 @@ export type FormValues = Record<string, string | boolean>;
 export interface FieldSpec {
   name: string;
   label: string;
-  kind: 'text' | 'integer' | 'decimal' | 'select' | 'checkbox' | 'list';
-  /** A select's values, with their words when the value alone says too little. */
+  /** `datetime`: a UTC date and time; `choices`: a list picked from `options` (checkboxes). */
+  kind: 'text' | 'integer' | 'decimal' | 'datetime' | 'select' | 'checkbox' | 'list' | 'choices';
+  /** A select's or choices' values, with their words when the value alone says too little. */
   options?: readonly (string | { value: string; label: string })[];
+  /** The one of a list's choices that stands for all of them and goes alone (a webhook's `*`). */
+  all?: string;
+  /** A list's items are sent as integers (ids). */
+  integers?: boolean;
   /** A blank field sends null (the API's "none"), where it would otherwise be left out. */
   nullable?: boolean;
   /** Whether the field applies to the values chosen so far (an order rule's fields); one that does not sends null or nothing. */
@@ -28,12 +33,22 @@ export interface FieldSpec {
 const shown = (value: unknown): string | boolean =>
   typeof value === 'boolean' ? value : Array.isArray(value) ? value.join(', ') : value === null || value === undefined ? '' : String(value);
 
+/** A time as the API gives it, as a datetime-local input shows it in UTC (`2026-06-05T10:00`, seconds only when set). */
+const utcInput = (value: unknown): string => (typeof value === 'string' && value !== '' ? new Date(value).toISOString().slice(0, 19).replace(/:00$/, '') : '');
+
+/** The items of a list field's value (`a, b`). */
+export const listItems = (value: string | boolean): string[] =>
+  String(value)
+    .split(/[\s,]+/)
+    .filter(Boolean);
+
 export function initialValues(fields: readonly FieldSpec[], record?: Row): FormValues {
   return Object.fromEntries(
     fields.map((f) => {
       const first = f.options?.[0];
       const fallback = f.kind === 'checkbox' ? false : f.kind === 'select' && first !== undefined ? (typeof first === 'string' ? first : first.value) : '';
-      return [f.name, record && f.name in record ? shown(record[f.name]) : (f.initial ?? fallback)];
+      if (!record || !(f.name in record)) return [f.name, f.initial ?? fallback];
+      return [f.name, f.kind === 'datetime' ? utcInput(record[f.name]) : shown(record[f.name])];
     }),
   );
 }
@@ -42,8 +57,13 @@ export function initialValues(fields: readonly FieldSpec[], record?: Row): FormV
 function valueOf(field: FieldSpec, value: string | boolean): unknown {
   if (typeof value === 'boolean') return value;
   const text = value.trim();
-  if (field.kind === 'list') return text.split(/[\s,]+/).filter(Boolean);
+  if (field.kind === 'list' || field.kind === 'choices') {
+    const items = listItems(text);
+    return field.integers ? items.map((item) => (/^\d+$/.test(item) ? Number(item) : item)) : items;
+  }
   if (text === '') return field.nullable ? null : text;
+  // A datetime-local input's value is the UTC time without its zone, seconds only when set.
+  if (field.kind === 'datetime' && /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(text)) return `${text.length === 16 ? `${text}:00` : text}Z`;
   if (field.kind === 'integer' && /^-?\d+$/.test(text)) return Number(text);
   if (field.kind === 'decimal' && /^-?\d+(\.\d+)?$/.test(text)) return Number(text);
   return text;
@@ -141,15 +161,19 @@ function FormField({
   onChange: (v: string | boolean) => void;
 }) {
   if (f.kind === 'checkbox') return <CheckboxField label={f.label} checked={value === true} onChange={onChange} error={error} />;
+  const options = (f.options ?? []).map((o) => (typeof o === 'string' ? { value: o, label: o } : o));
   if (f.kind === 'select') {
-    const options = (f.options ?? []).map((o) => (typeof o === 'string' ? { value: o, label: o } : o));
     return <SelectField label={f.label} options={options} value={String(value)} onChange={(e) => onChange(e.target.value)} error={error} />;
+  }
+  if (f.kind === 'choices') {
+    return <ChoicesField label={f.label} options={options} all={f.all} chosen={listItems(value)} onChange={(v) => onChange(v.join(', '))} error={error} />;
   }
   return (
     <Field
       label={f.label}
       name={f.name}
       autoComplete="off"
+      {...(f.kind === 'datetime' ? { type: 'datetime-local', step: 1 } : {})}
       inputMode={f.kind === 'integer' ? 'numeric' : f.kind === 'decimal' ? 'decimal' : undefined}
       placeholder={f.placeholder}
       value={String(value)}

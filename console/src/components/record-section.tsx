@@ -30,6 +30,8 @@ export interface RecordKind {
   created?: (row: Row) => ReactNode;
   /** What is said when there is none yet. */
   empty: string;
+  /** The API answers the list whole, without pagination (API tokens). */
+  unpaged?: boolean;
 }
 
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
@@ -40,12 +42,21 @@ export function RecordSection({ kind, intro }: { kind: RecordKind; intro?: React
   const queries = useQueryClient();
   const api = recordApi(client, kind.path);
   const key = [kind.path] as const;
-  const list = useCursorList(key, (since, signal) => api.page(since, signal));
+  const list = useCursorList(key, (since, signal) => (kind.unpaged ? api.all(signal) : api.page(since, signal)));
   const refresh = () => queries.invalidateQueries({ queryKey: key });
   const rows = list.query.data?.data;
   const actions = Boolean(kind.editFields || kind.remove || kind.actions);
   const columns: Column[] = [...kind.columns, ...(actions ? [{ label: 'Actions' }] : [])];
   const name = capital(kind.singular);
+  // A list this token may not read (or that failed) says why, and nothing else: no endless "Loading", no form to fail again.
+  if (list.query.error && !rows) {
+    return (
+      <>
+        <h1>{kind.title}</h1>
+        <ErrorAlert message={errorText(list.query.error)} />
+      </>
+    );
+  }
 
   return (
     <>

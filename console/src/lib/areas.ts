@@ -1,10 +1,12 @@
-// The routes of the programme's pages, webhooks, referrals and storefront keys (`#/programme/rewards`,
-// `#/webhooks/3`), parsed apart from the customers' so each area keeps its own file.
+// The routes of the programme's pages, webhooks, referrals, storefront keys, API tokens and the
+// audit log (`#/programme/rewards`, `#/webhooks/3`), parsed apart from the customers' so each
+// area keeps its own file.
 
 export const PROGRAMME_SECTIONS = [
   { slug: 'earning-rules', label: 'Earning rules' },
   { slug: 'rewards', label: 'Rewards' },
   { slug: 'vip-tiers', label: 'VIP tiers' },
+  { slug: 'campaigns', label: 'Campaigns' },
   { slug: 'settings', label: 'Shop settings' },
 ] as const;
 
@@ -15,9 +17,19 @@ export type AreaRoute =
   | { page: 'webhooks' }
   | { page: 'webhook'; id: number }
   | { page: 'referrals' }
-  | { page: 'storefront-keys' };
+  | { page: 'storefront-keys' }
+  | { page: 'api-tokens' }
+  | { page: 'audit-log' };
 
-const AREA_PAGES: readonly string[] = ['programme', 'webhooks', 'webhook', 'referrals', 'storefront-keys'] satisfies AreaRoute['page'][];
+const AREA_PAGES: readonly string[] = [
+  'programme',
+  'webhooks',
+  'webhook',
+  'referrals',
+  'storefront-keys',
+  'api-tokens',
+  'audit-log',
+] satisfies AreaRoute['page'][];
 
 export const isAreaRoute = (route: { page: string }): route is AreaRoute => AREA_PAGES.includes(route.page);
 
@@ -33,6 +45,8 @@ export function parseAreaRoute(hash: string): AreaRoute | null {
   if (hash === '#/webhooks') return { page: 'webhooks' };
   if (hash === '#/referrals') return { page: 'referrals' };
   if (hash === '#/storefront-keys') return { page: 'storefront-keys' };
+  if (hash === '#/api-tokens') return { page: 'api-tokens' };
+  if (hash === '#/audit-log') return { page: 'audit-log' };
   return null;
 }
 
@@ -42,6 +56,8 @@ export const AREA_LINKS = [
   { label: 'Webhooks', href: '#/webhooks', pages: ['webhooks', 'webhook'] },
   { label: 'Referrals', href: '#/referrals', pages: ['referrals'] },
   { label: 'Storefront keys', href: '#/storefront-keys', pages: ['storefront-keys'] },
+  { label: 'API tokens', href: '#/api-tokens', pages: ['api-tokens'] },
+  { label: 'Audit log', href: '#/audit-log', pages: ['audit-log'] },
 ] as const;
 
 export const webhookHref = (id: number): string => `#/webhooks/${id}`;

@@ -2,6 +2,8 @@ import { LoyaltyApiError } from '@loyalty-api/client';
 
 /** An error in words for a person: the API's message, with the request id to quote. */
 export function errorText(error: unknown): string {
+  // A token's scopes are the merchant's choice, not a fault: say what to do about it.
+  if (error instanceof LoyaltyApiError && error.code === 'insufficient_scope') return `${error.message}. Sign in with an API token that has it.`;
   if (error instanceof LoyaltyApiError) return error.requestId ? `${error.message} (request ${error.requestId})` : error.message;
   return error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,8 @@
 import { RecordSection } from '../components/record-section';
 import { AREA_LINKS, PROGRAMME_SECTIONS, type AreaRoute, type ProgrammeSection } from '../lib/areas';
+import { apiTokens } from './access/api-tokens';
+import { AuditLogPage } from './access/audit-log-page';
+import { CampaignsSection } from './programme/campaigns';
 import { earningRules, rewards, vipTiers } from './programme/kinds';
 import { ShopSettings } from './programme/shop-settings';
 import { referrals } from './referrals/kinds';
@@ -29,6 +32,10 @@ export function AreaPage({ route }: { route: AreaRoute }) {
       return <RecordSection key={route.page} kind={referrals} />;
     case 'storefront-keys':
       return <RecordSection key={route.page} kind={storefrontKeys} />;
+    case 'api-tokens':
+      return <RecordSection key={route.page} kind={apiTokens} />;
+    case 'audit-log':
+      return <AuditLogPage />;
   }
 }
 
@@ -48,6 +55,8 @@ function ProgrammePage({ section }: { section: ProgrammeSection }) {
         <RecordSection key={section} kind={rewards} />
       ) : section === 'vip-tiers' ? (
         <RecordSection key={section} kind={vipTiers} />
+      ) : section === 'campaigns' ? (
+        <CampaignsSection />
       ) : (
         <ShopSettings />
       )}

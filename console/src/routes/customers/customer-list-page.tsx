@@ -54,7 +54,7 @@ export function CustomerListPage() {
       <ErrorAlert message={customers.error ? errorText(customers.error) : null} />
       {customers.data ? (
         <CustomerTable customers={customers.data.customers} columns={columnsFor(query, change)} />
-      ) : (
+      ) : customers.error ? null : (
         <p aria-live="polite">Loading customers…</p>
       )}
       <Pager label="Pages of customers" page={query.page} more={customers.data?.more ?? false} onPage={(page) => setQuery((q) => ({ ...q, page }))} />

@@ -26,7 +26,7 @@ export function OverviewPage() {
       </div>
       <ErrorAlert message={error ? errorText(error) : null} />
       {programme.data ? <Figures report={programme.data} /> : null}
-      {points.data ? <LedgerCharts periods={points.data} /> : <p aria-live="polite">Loading the points report…</p>}
+      {points.data ? <LedgerCharts periods={points.data} /> : error ? null : <p aria-live="polite">Loading the points report…</p>}
       {programme.data ? <TierChart report={programme.data} /> : null}
     </>
   );

@@ -53,7 +53,7 @@ export function DeliveriesPage({ id }: { id: number }) {
       <ErrorAlert message={webhook.error ? errorText(webhook.error) : null} />
       {webhook.data ? (
         <p className="muted">
-          {webhook.data.topic} → {webhook.data.url}
+          {webhook.data.topics.includes('*') ? 'Every topic' : webhook.data.topics.join(', ')} → {webhook.data.url}
         </p>
       ) : null}
       <div className="toolbar">
@@ -107,7 +107,9 @@ function DeliveryList({ webhookId, status }: { webhookId: number; status: Status
       <ErrorAlert message={error ?? (list.query.error ? errorText(list.query.error) : null)} />
       {said ? <p role="status">{said}</p> : null}
       {!rows ? (
-        <p aria-live="polite">Loading deliveries…</p>
+        list.query.error ? null : (
+          <p aria-live="polite">Loading deliveries…</p>
+        )
       ) : rows.length === 0 ? (
         <p role="status">{status === '' ? 'No deliveries yet.' : `No ${status} deliveries.`}</p>
       ) : (
