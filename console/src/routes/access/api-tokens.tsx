@@ -33,7 +33,7 @@ const RESOURCES: Record<ResourceOf<Scope>, true> = {
   shop: true,
 };
 
-export const SCOPES: readonly Scope[] = ['admin', 'read', ...Object.keys(RESOURCES).flatMap((r) => [`${r}:read`, `${r}:write`] as Scope[])];
+const SCOPES: readonly Scope[] = ['admin', 'read', ...Object.keys(RESOURCES).flatMap((r) => [`${r}:read`, `${r}:write`] as Scope[])];
 
 const PATH = '/merchant_api/v1/api_tokens';
 
