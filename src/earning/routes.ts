@@ -12,6 +12,7 @@ import { parseTime } from '../clock.js';
 import { registerAction } from '../http/actions.js';
 import { derive, recordsJson } from '../records/resource.js';
 import { campaigns } from '../records/resources/campaigns.js';
+import { shownRecord } from '../records/repository.js';
 import { campaignsDuring, campaignsFor, cancelCampaign } from './campaigns.js';
 
 const PreviewInput = Type.Object(
@@ -127,6 +128,7 @@ export function registerEarningRoutes(server: FastifyInstance): void {
     record: derive(campaigns).record,
     codes: ['campaign_not_cancellable'],
     conflict: { name: 'CampaignNotCancellable', description: 'Ended or already cancelled' },
+    read: (trx, shopId, id, now) => shownRecord(trx, shopId, campaigns, id, now),
     run: async (trx, shopId, id, now) => (await recordsJson(trx, shopId, campaigns, [await cancelCampaign(trx, shopId, id, now)], now))[0],
   });
 }

@@ -30,6 +30,11 @@ export interface Action {
   conflict: { name: string; description: string };
   /** The scope it needs (shops/scopes.ts). */
   scope: RouteScope;
+  /**
+   * The record as shown, before the action (read in its transaction): the audit log records
+   * every field the action changed (status, its time, the event it wrote). Undefined: none.
+   */
+  read(trx: DB, shopId: number, id: number, now: number): Promise<Record<string, unknown> | undefined>;
   run(trx: DB, shopId: number, id: number, now: number): Promise<unknown>;
 }
 
@@ -65,11 +70,14 @@ export function registerAction(server: FastifyInstance, action: Action): void {
       const { id } = request.params;
       return runWrite(request, reply, async (trx, audit) => {
         // The path's ID is well formed (http/path-ids.ts).
-        const data = await action.run(trx, request.shop.id, parseRemoteId(id)!, app.clock());
-        // `redemption.used`: the action names what changed, and the record's status tells where it went.
+        const recordId = parseRemoteId(id)!;
+        const now = app.clock();
+        // `redemption.used`: the action names what happened, and the record's fields before and
+        // after it tell what changed.
+        audit.before = (await action.read(trx, request.shop.id, recordId, now)) ?? null;
+        const data = await action.run(trx, request.shop.id, recordId, now);
         audit.resource = action.singular;
         audit.action = `${action.singular}.${PAST[verb] ?? verb}`;
-        audit.after = { status: (data as { status?: unknown }).status ?? null };
         return { status: 200, body: { data } };
       });
     },

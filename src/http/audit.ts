@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FastifyRequest } from 'fastify';
-import type { DB } from '../db/tables.js';
-import { writeAuditEntry, type Changes } from '../shops/audit.js';
+import type { RowWrite } from '../db/dialect.js';
+import type { AuditEventsTable, DB } from '../db/tables.js';
+import { auditEventRow, writeAuditEntry, type AuditEntry, type Changes } from '../shops/audit.js';
 import type { TokenIdentity } from '../shops/repository.js';
 import { neededScope } from './auth.js';
 
@@ -25,6 +26,12 @@ export interface AuditNote {
   resourceId?: string;
   /** Given outright (a batch names its events' range rather than every field). */
   changes?: Changes;
+  /**
+   * The entry was written already, with the work's own rows (auditRows): runWrite writes none.
+   * A batch of points events writes it in its events' statement, while the customers' and the
+   * shop's id locks are held, rather than one statement more after it.
+   */
+  written?: boolean;
 }
 
 /**
@@ -72,16 +79,16 @@ function resourceIdOf(request: FastifyRequest, data: Record<string, unknown> | n
   return params.length > 0 ? params[0]! : null;
 }
 
-/** Writes the audit entry of a write request that succeeded with `status` and `body`. */
-export async function auditWrite(trx: DB, request: FastifyRequest, note: AuditNote, status: number, body: unknown, now: number): Promise<void> {
+/** The audit entry of a write request that succeeded with `status` and `body`; null: none (a shopper's write). */
+function auditEntry(request: FastifyRequest, note: AuditNote, status: number, body: unknown, now: number): AuditEntry | null {
   // The storefront's shoppers (storefront/) hold no API token: their writes are their own, not the merchant's.
-  if (!(request.token as TokenIdentity | null | undefined)) return;
+  if (!(request.token as TokenIdentity | null | undefined)) return null;
   const data = isRecord(body) && isRecord(body.data) ? body.data : null;
   const resource = note.resource ?? singular(neededScope(request.routeOptions.config));
   const verb = request.method === 'PUT' && status === 201 ? 'created' : VERBS[request.method]!;
   const before = note.before ?? null;
   const after = note.after !== undefined ? note.after : request.method === 'DELETE' ? null : data;
-  await writeAuditEntry(trx, {
+  return {
     shopId: request.shop.id,
     occurredAt: now,
     actor: { type: 'token', tokenId: request.token.id, name: request.token.name },
@@ -90,5 +97,22 @@ export async function auditWrite(trx: DB, request: FastifyRequest, note: AuditNo
     resourceId: note.resourceId ?? resourceIdOf(request, data),
     changes: note.changes ?? changesOf(before, after),
     requestId: request.id,
-  });
+  };
+}
+
+/** Writes the audit entry of a write request that succeeded with `status` and `body`, unless the work wrote it (auditRows). */
+export async function auditWrite(trx: DB, request: FastifyRequest, note: AuditNote, status: number, body: unknown, now: number): Promise<void> {
+  if (note.written === true) return;
+  const entry = auditEntry(request, note, status, body, now);
+  if (entry !== null) await writeAuditEntry(trx, entry);
+}
+
+/**
+ * The audit entry as rows to write with the work's own (writeRows), from a note that names
+ * what the response's body would (its action, record and changes); the note is marked written.
+ */
+export function auditRows(request: FastifyRequest, note: AuditNote, status: number, now: number): RowWrite[] {
+  note.written = true;
+  const entry = auditEntry(request, note, status, null, now);
+  return entry === null ? [] : [{ insert: 'audit_events', rows: [auditEventRow(entry) as AuditEventsTable] }];
 }

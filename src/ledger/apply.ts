@@ -3,7 +3,7 @@ import { pushTo } from '../core/maps.js';
 import type { FieldError } from '../core/validation.js';
 import { findCustomers } from '../customers/repository.js';
 import { postEvents } from './post.js';
-import type { Posted, Posting } from './posting.js';
+import type { Alongside, Posted, Posting } from './posting.js';
 import type { CheckedEvent } from './rules.js';
 import type { PointsEvent } from './schemas.js';
 
@@ -16,6 +16,8 @@ export type Applied = { events: PointsEvent[]; posted: Posted; failures?: undefi
 export interface ApplyOptions {
   /** Judge the events but write nothing: the caller fails already (a bad batch body). */
   judgeOnly?: boolean;
+  /** Rows written in the events' statement (posting.ts), when the events are written. */
+  alongside?: Alongside;
 }
 
 /**
@@ -54,7 +56,10 @@ export async function applyEvents(trx: DB, shopId: number, entries: readonly Che
     indexOf.push(i);
   });
 
-  const posted = await postEvents(trx, shopId, postings, now, { judgeOnly: failures.size > 0 || options.judgeOnly === true });
+  const posted = await postEvents(trx, shopId, postings, now, {
+    judgeOnly: failures.size > 0 || options.judgeOnly === true,
+    alongside: options.alongside,
+  });
   for (const f of posted.failures) fail(indexOf[f.index]!, [{ field: f.field, code: f.code, message: f.message }]);
   if (failures.size > 0) return { failures: [...failures.entries()].sort(([a], [b]) => a - b).flatMap(([, errors]) => errors) };
   return { events: posted.events, posted };

@@ -126,12 +126,13 @@ export interface PostOptions {
 }
 
 /**
- * A row written in the events' statement, whose id is taken with theirs, after them: one
- * statement takes the shop's locks on both tables' ids, held to commit, so a writer of such rows
- * (a redemption) queues for them no longer than a plain posting does. `rows` is given the new
- * id and the events' ids before the events' rows are made, so an entry may take the id.
+ * Rows written in the events' statement. A row of a table whose ids are the shop's (a
+ * redemption) takes its id with theirs, after them: one statement takes the shop's locks on both
+ * tables' ids, held to commit, so a writer of such rows queues for them no longer than a plain
+ * posting does. A row whose id is its table's own sequence (the request's audit entry, which
+ * names the events' range) names no table and takes none. `rows` is given the new id and the
+ * events' ids before the events' rows are made, so an entry may take the id.
  */
-export interface Alongside {
-  table: 'redemptions';
-  rows(id: number, eventIds: readonly number[]): RowWrite[];
-}
+export type Alongside =
+  | { table: 'redemptions'; rows(id: number, eventIds: readonly number[]): RowWrite[] }
+  | { table?: undefined; rows(id: undefined, eventIds: readonly number[]): RowWrite[] };

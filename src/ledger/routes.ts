@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DB } from '../db/tables.js';
 import { AppError } from '../errors.js';
+import { auditRows } from '../http/audit.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/schemas.js';
 import { isJsonObject, type FieldError } from '../core/validation.js';
@@ -106,14 +107,19 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
         const entries = inputs.map((input, i) => checkEvent(input, byElement.get(i) ?? NO_ERRORS, shop, now));
         const judgeOnly = envelope.length > 0;
         const effects = await postingEffects(trx, request.shop.id, !judgeOnly && entries.some((e) => (e.draft?.points ?? 0) !== 0));
-        const applied = await applyEvents(trx, request.shop.id, entries, now, { judgeOnly });
+        // One audit entry for the batch, naming its events' range (the ledger is the record of
+        // each), written in the events' statement: no statement more while their locks are held.
+        const alongside = {
+          rows(_: undefined, ids: readonly number[]) {
+            audit.action = 'points_event.batch_created';
+            audit.resourceId = `${Math.min(...ids)}..${Math.max(...ids)}`;
+            audit.changes = { points_events: [null, ids.length] };
+            return auditRows(request, audit, 201, now);
+          },
+        };
+        const applied = await applyEvents(trx, request.shop.id, entries, now, { judgeOnly, alongside });
         if (applied.failures || judgeOnly) throw invalidEvents([...envelope, ...(applied.failures ?? [])], LIST);
         await effects.follow(applied.posted, now);
-        // One entry for the batch, naming its events' range: the ledger is the record of each.
-        const ids = applied.events.map((event) => event.id);
-        audit.action = 'points_event.batch_created';
-        audit.resourceId = `${Math.min(...ids)}..${Math.max(...ids)}`;
-        audit.changes = { points_events: [null, ids.length] };
         return { status: 201, body: { data: applied.events } };
       });
     },

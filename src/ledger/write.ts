@@ -49,10 +49,11 @@ export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: 
   const [eventIds, lotIds, alongsideIds] = (await allocateIdsOf(trx, shopId, [
     ['points_events', plan.events.length],
     ['points_lots', plan.lots.length],
-    ...(alongside === undefined ? [] : [[alongside.table, 1] as const]),
+    ...(alongside?.table === undefined ? [] : [[alongside.table, 1] as const]),
   ])) as [number[], number[], number[] | undefined];
   plan.lots.forEach(({ lot }, k) => (lot.id = lotIds[k]!));
-  const besides = alongside === undefined ? [] : alongside.rows(alongsideIds![0]!, eventIds);
+  const besides =
+    alongside === undefined ? [] : alongside.table === undefined ? alongside.rows(undefined, eventIds) : alongside.rows(alongsideIds![0]!, eventIds);
   const rows = planRows(shopId, plan, eventIds, now);
   await writeRows(trx, [
     { insert: 'points_events', rows: rows.events },

@@ -2,7 +2,7 @@ import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { allocateIds, insertRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, Tables } from '../db/tables.js';
-import { shownColumns, type Resource, type Row } from './resource.js';
+import { recordsJson, shownColumns, type Resource, type Row } from './resource.js';
 
 // The SQL of every record resource. Tables come from descriptions, so the builder is untyped
 // here; every function takes the shop and filters on it.
@@ -41,6 +41,12 @@ export async function cursorRecords(db: DB, shopId: number, r: Resource, sinceId
 
 export async function findRecord(db: DB, shopId: number, r: Resource, id: number): Promise<Row | undefined> {
   return any(db).selectFrom(r.table).selectAll().where('shop_id', '=', shopId).where(r.id, '=', id).executeTakeFirst();
+}
+
+/** A record as shown (its computed fields too); undefined when the shop has none with this id. */
+export async function shownRecord(db: DB, shopId: number, r: Resource, id: number, now: number): Promise<Row | undefined> {
+  const row = await findRecord(db, shopId, r, id);
+  return row === undefined ? undefined : (await recordsJson(db, shopId, r, [row], now))[0];
 }
 
 /** Inserts native records under new ids, many per statement; returns the ids in order. */

@@ -5,6 +5,7 @@ import { pathId } from '../core/ids.js';
 import { CUSTOMER_FILTER, filteredCustomer } from '../customers/filter.js';
 import { registerCustomerList } from '../customers/sub-lists.js';
 import { shopRowCount } from '../db/counts.js';
+import type { DB } from '../db/tables.js';
 import { notFound } from '../errors.js';
 import { registerAction } from '../http/actions.js';
 import { runWrite } from '../http/idempotency.js';
@@ -14,6 +15,12 @@ import { DataEnvelope, errorResponses, notFoundError, PathId } from '../http/sch
 import { redemptionJson, redemptionsQuery, type RedemptionRow } from './repository.js';
 import { CodePool, CodesInput, MAX_CODES_PER_REQUEST, Redemption, RedemptionInput } from './schemas.js';
 import { addCodes, codePool, redeem, useRedemption, voidRedemption } from './service.js';
+
+/** The redemption as shown; undefined when the shop has none with this id. */
+async function shownRedemption(trx: DB, shopId: number, id: number): Promise<Record<string, unknown> | undefined> {
+  const row = await redemptionsQuery(trx, shopId).where('redemptions.id', '=', id).executeTakeFirst();
+  return row === undefined ? undefined : redemptionJson(row);
+}
 
 const TAGS = ['Redemptions'];
 
@@ -114,6 +121,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     record: Redemption,
     codes: ['redemption_not_usable'],
     conflict: { name: 'RedemptionNotUsable', description: 'Not issued or its code expired' },
+    read: shownRedemption,
     run: useRedemption,
   });
   registerAction(app, {
@@ -129,6 +137,7 @@ export function registerRedemptionRoutes(server: FastifyInstance): void {
     record: Redemption,
     codes: ['redemption_not_voidable'],
     conflict: { name: 'RedemptionNotVoidable', description: 'Already used or voided' },
+    read: shownRedemption,
     run: voidRedemption,
   });
 

@@ -9,7 +9,9 @@ import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { isJsonObject } from '../core/validation.js';
 import { attachedErrors } from '../http/validation.js';
 import { customerExists } from '../customers/repository.js';
+import type { DB } from '../db/tables.js';
 import { derive } from '../records/resource.js';
+import { shownRecord } from '../records/repository.js';
 import { identifierErrors, identifierSchema, resolveIdentifiers } from '../records/customer-identifier.js';
 import { referrals } from '../records/resources/referrals.js';
 import { cancelReferral, completeReferral, createReferral } from './service.js';
@@ -54,6 +56,7 @@ const PENDING_ACTION = {
   tags: TAGS,
   codes: ['referral_not_pending'],
   conflict: { name: 'ReferralNotPending', description: 'Not pending' },
+  read: (trx: DB, shopId: number, id: number, now: number) => shownRecord(trx, shopId, referrals, id, now),
 } as const;
 
 /** POST /referrals, and completing or cancelling one (reads are the generic record routes). */

@@ -26,22 +26,24 @@ export interface AuditEntry {
 }
 
 export async function writeAuditEntry(db: DB, entry: AuditEntry): Promise<void> {
+  await db.insertInto('audit_events').values(auditEventRow(entry)).execute();
+}
+
+/** The entry as its row (its id is the log's own sequence): written alone, or with other rows (http/audit.ts). */
+export function auditEventRow(entry: AuditEntry): Omit<AuditEventsTable, 'id'> {
   const { actor } = entry;
-  await db
-    .insertInto('audit_events')
-    .values({
-      shop_id: entry.shopId,
-      occurred_at: entry.occurredAt,
-      actor_type: actor.type,
-      actor_token_id: actor.type === 'token' ? actor.tokenId : null,
-      actor_name: actor.type === 'token' ? actor.name : null,
-      action: entry.action,
-      resource: entry.resource,
-      resource_id: entry.resourceId,
-      changes: JSON.stringify(entry.changes),
-      request_id: entry.requestId,
-    })
-    .execute();
+  return {
+    shop_id: entry.shopId,
+    occurred_at: entry.occurredAt,
+    actor_type: actor.type,
+    actor_token_id: actor.type === 'token' ? actor.tokenId : null,
+    actor_name: actor.type === 'token' ? actor.name : null,
+    action: entry.action,
+    resource: entry.resource,
+    resource_id: entry.resourceId,
+    changes: JSON.stringify(entry.changes),
+    request_id: entry.requestId,
+  };
 }
 
 /** The entry of a write made by the `loyalty` command (cli/), in that write's transaction. */

@@ -98,12 +98,14 @@ export function registerWebhookRoutes(server: FastifyInstance): void {
       return runWrite(request, reply, async (trx, audit) => {
         const shopId = request.shop.id;
         const webhookId = await webhookOf(trx, shopId, params.id);
-        const row = deliveryId === null ? undefined : await requeueDelivery(trx, shopId, webhookId, deliveryId, app.clock());
+        // The delivery as it was: the audit log records each field the retry changed.
+        const before = deliveryId === null ? undefined : await deliveriesQuery(trx, shopId, webhookId).where('id', '=', deliveryId).executeTakeFirst();
+        const row = before === undefined ? undefined : await requeueDelivery(trx, shopId, webhookId, deliveryId!, app.clock());
         if (row === undefined) throw notFound('delivery', params.delivery_id);
-        const [data] = await deliveriesJson(trx, shopId, [row]);
+        const [was, data] = await deliveriesJson(trx, shopId, [before!, row]);
         audit.resource = 'webhook_delivery';
         audit.action = 'webhook_delivery.retried';
-        audit.after = { status: data!.status };
+        audit.before = was as unknown as Record<string, unknown>;
         return { status: 202, body: { data } };
       });
     },

@@ -138,6 +138,21 @@ describe(`the audit log (${TEST_DIALECT})`, () => {
     expect(bad.statusCode).toBe(400);
   });
 
+  it('records every field an action changed, not its status alone', async () => {
+    const reward = (await t.request('POST', `${API}/rewards`, { body: { name: 'Mug', points_price: 5, kind: 'free_product', value: 5 } })).json().data;
+    await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: 20 } });
+    const redeem = async () => (await t.request('POST', `${API}/redemptions`, { body: { reward_id: reward.id, customer_identifier: '1' } })).json().data;
+    const [used, voided] = [await redeem(), await redeem()];
+    expect((await t.request('POST', `${API}/redemptions/${used.id}/use`)).statusCode).toBe(200);
+    const after = (await t.request('POST', `${API}/redemptions/${voided.id}/void`)).json().data;
+    const [use] = (await all({ resource: 'redemption', resource_id: String(used.id) })).filter((e) => e.action === 'redemption.used');
+    expect(use!.changes).toEqual({ status: ['issued', 'used'], used_at: [null, expect.any(String)] });
+    const [entry] = (await all({ resource: 'redemption', resource_id: String(voided.id) })).filter((e) => e.action === 'redemption.voided');
+    expect(entry!.changes).toMatchObject({ status: ['issued', 'voided'], voided_at: [null, after.voided_at] });
+    // What the action wrote besides its status: the reversal event that gave the points back.
+    expect(Object.keys(entry!.changes).length).toBeGreaterThan(2);
+  });
+
   it('keeps entries AUDIT_RETENTION_DAYS, pruned in bounded batches', async () => {
     const count = (await all()).length;
     t.clock.advance(DAY);
