@@ -1,6 +1,7 @@
 import { allocateIdsOf, lockIds, writeRows } from '../db/dialect.js';
 import type { CustomerEarnedDaysTable, DB, LotConsumptionsTable, PointsEventsTable, PointsLotsTable } from '../db/tables.js';
 import { enqueueEvents } from '../events/outbox.js';
+import { getShop } from '../shops/repository.js';
 import type { Balances } from './balances.js';
 import { addEarnedDays } from './earned-days-repository.js';
 import { eventJson } from './event-json.js';
@@ -89,7 +90,7 @@ function totalsChange(plan: LedgerPlan, now: number): TotalsChange {
  * earliest lots; either way merged with the lots the plan grants (not written yet).
  */
 async function settleBalances(trx: DB, shopId: number, plan: LedgerPlan, now: number): Promise<Map<number, Balances>> {
-  const posted = postedCustomers(plan);
+  const activeAt = activity(plan, (await getShop(trx, shopId))?.points_expiry_mode === 'inactivity', now);
   const unknown = plan.customers.filter((c) => c.storedNext === undefined).map((c) => c.remoteId);
   const read = await nextExpiries(trx, shopId, unknown, Number.MIN_SAFE_INTEGER);
   const out = new Map<number, Balances>();
@@ -97,13 +98,25 @@ async function settleBalances(trx: DB, shopId: number, plan: LedgerPlan, now: nu
     const stored = nextExpiryWith(c.storedNext === undefined ? (read.get(c.remoteId) ?? null) : c.storedNext, c.fresh, Number.MIN_SAFE_INTEGER);
     // The next expiry as shown (after now): the stored one, unless it has passed already.
     const shown = stored === null || stored.at > now ? stored : await shownNext(trx, shopId, c, now);
-    out.set(c.remoteId, balancesAfter(c, stored, shown, posted.has(c.remoteId) ? now : c.before.activeAt));
+    out.set(c.remoteId, balancesAfter(c, stored, shown, activeAt(c)));
   }
   return out;
 }
 
-/** A posting is activity: it restarts the customer's inactivity clock (expiry.ts); a change of pending points alone is not. */
-const postedCustomers = (plan: LedgerPlan): Set<number> => new Set(plan.events.map((e) => e.posting.customer.remoteId));
+/**
+ * Each customer's last activity after the plan. A posting is activity: in inactivity mode it
+ * restarts the customer's clock (expiry.ts); a change of pending points alone is not. In
+ * per_lot mode no activity before a switch to inactivity counts (the switch starts a full
+ * period: due = max(activity, points_inactivity_since) + days), so a posting only marks a
+ * customer without one as active: their stored time is kept, and points_active_at (indexed)
+ * is left out of the customers' update, whose index entries SQLite rewrites for every row it
+ * sets (customerRows). A posting that read the mode as per_lot while a switch committed on
+ * PostgreSQL falls due at most that switch's own transaction earlier than its instant.
+ */
+function activity(plan: LedgerPlan, inactivityMode: boolean, now: number): (c: CustomerPlan) => number | null {
+  const posted = new Set(plan.events.map((e) => e.posting.customer.remoteId));
+  return (c) => (!posted.has(c.remoteId) ? c.before.activeAt : inactivityMode || c.before.activeAt === null ? now : c.before.activeAt);
+}
 
 async function shownNext(trx: DB, shopId: number, c: CustomerPlan, now: number): Promise<NextExpiry | null> {
   return nextExpiryWith((await nextExpiries(trx, shopId, [c.remoteId], now)).get(c.remoteId) ?? null, c.fresh, now);
@@ -145,7 +158,8 @@ function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<nu
   });
   // A column no customer of the plan changes is left out of the statement: SQLite rewrites the
   // entries of every index on a column it sets, even to the same value (the balance sorts'
-  // indexes: a grant of points leaves credits_balance's alone).
+  // indexes: a grant of points leaves credits_balance's alone; the last activity's, outside
+  // inactivity mode, once every customer of the plan has one).
   const unchanged = UNCHANGED_WHEN.filter(([, same]) => plan.customers.every((c, i) => same(c.before, rows[i]!)));
   for (const row of rows) for (const [column] of unchanged) delete row[column];
   return rows;
@@ -156,6 +170,7 @@ const UNCHANGED_WHEN: readonly (readonly [string, (before: Balances, row: Record
   ['credits_balance', (b, row) => row.credits_balance === b.stored.credits],
   ['points_earned_lifetime', (b, row) => row.points_earned_lifetime === b.earnedLifetime],
   ['points_spent_lifetime', (b, row) => row.points_spent_lifetime === b.spentLifetime],
+  ['points_active_at', (b, row) => row.points_active_at === b.activeAt],
 ];
 
 /** The plan's events, lots and consumptions as rows, given the events' ids (the lots have theirs). */

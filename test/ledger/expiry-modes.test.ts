@@ -154,4 +154,39 @@ describe(`expiry modes: inactivity (${TEST_DIALECT})`, () => {
     expect((await balanceOf(t, 1, other.token)).points).toBe(0);
     await expectConsistentLedger(t, null);
   });
+  it('keeps, outside inactivity mode, the activity a customer has (the switch starts a full period whatever it was), and restarts it in that mode', async () => {
+    const shop = await t.createShop();
+    const as = { token: shop.token };
+    expect((await t.request('PUT', `${API}/customers/1`, { ...as, body: { email: 'late@example.com' } })).statusCode).toBe(201);
+    const stored = async () =>
+      Number(
+        (
+          await t.database.db
+            .selectFrom('customers')
+            .select('points_active_at')
+            .where('shop_id', '=', shop.shop.id)
+            .where('remote_id', '=', 1)
+            .executeTakeFirstOrThrow()
+        ).points_active_at,
+      );
+    const first = t.clock.now;
+    expect((await t.request('POST', `${API}/points_events`, { ...as, body: grant(1, 50) })).statusCode).toBe(201);
+    t.clock.advance(5 * DAY);
+    expect((await t.request('POST', `${API}/points_events/batch`, { ...as, body: { points_events: [grant(1, 50)] } })).statusCode).toBe(201);
+    // A per_lot shop's posting leaves the stored activity (and its index) as it was.
+    expect(await stored()).toBe(first);
+    t.clock.advance(DAY);
+    const switched = t.clock.now;
+    expect((await t.request('PATCH', `${API}/shop`, { ...as, body: { points_expiry_mode: 'inactivity', points_inactivity_days: 30 } })).statusCode).toBe(200);
+    t.clock.now = switched + PERIOD - 1;
+    expect((await balanceOf(t, 1, shop.token)).points).toBe(100);
+    const restarted = t.clock.now;
+    expect((await t.request('POST', `${API}/points_events`, { ...as, body: grant(1, 10) })).statusCode).toBe(201);
+    expect(await stored()).toBe(restarted);
+    t.clock.now = restarted + PERIOD - 1;
+    expect((await balanceOf(t, 1, shop.token)).points).toBe(110);
+    t.clock.now = restarted + PERIOD;
+    expect((await balanceOf(t, 1, shop.token)).points).toBe(0);
+    await expectConsistentLedger(t, null);
+  });
 });
