@@ -2701,7 +2701,10 @@ export interface components {
             expires_at: string | null;
             /** Format: date-time */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it last authenticated a request (within a minute when used through another server process); null: never
+             */
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
@@ -2730,7 +2733,10 @@ export interface components {
             expires_at: string | null;
             /** Format: date-time */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it last authenticated a request (within a minute when used through another server process); null: never
+             */
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;

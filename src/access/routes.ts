@@ -30,7 +30,9 @@ const ApiToken = Type.Object(
     scopes: Type.Array(ScopeSchema, { examples: [['read']] }),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it stops working; null: never' }),
     created_at: Type.String({ format: 'date-time' }),
-    last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When it last authenticated a request (within a minute when used through another server process); null: never',
+    }),
     revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
   { $id: 'ApiToken', title: 'ApiToken' },
@@ -156,7 +158,11 @@ function registerTokenRoutes(server: FastifyInstance): void {
         response: { 200: Type.Object({ data: Type.Array(ApiToken) }), ...errorResponses('read') },
       },
     },
-    async (request) => ({ data: (await listTokens(request.db, request.shop.id)).map(tokenJson) }),
+    async (request) => {
+      // This process's uses are written first, so that the list shows them (token-usage.ts).
+      await app.tokenUsage.flush();
+      return { data: (await listTokens(request.db, request.shop.id)).map(tokenJson) };
+    },
   );
 
   app.post(

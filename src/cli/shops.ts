@@ -231,8 +231,9 @@ export function registerShopCommands(program: Command): void {
           created_at: isoTime(t.created_at),
           revoked_at: isoTime(t.revoked_at),
           expires_at: isoTime(t.expires_at),
+          last_used_at: isoTime(t.last_used_at),
         }));
-        output(opts.json, { tokens: rows }, () => table(rows, ['id', 'name', 'hint', 'scopes', 'created_at', 'expires_at', 'revoked_at']));
+        output(opts.json, { tokens: rows }, () => table(rows, ['id', 'name', 'hint', 'scopes', 'created_at', 'expires_at', 'last_used_at', 'revoked_at']));
       });
     });
 

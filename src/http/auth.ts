@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { findShopByToken, liveTokenHashes, shopsGeneration, type Authenticated, type Shop, type TokenIdentity } from '../shops/repository.js';
+import { findShopByToken, liveTokenHashes, recordTokenUses, shopsGeneration, type Authenticated, type Shop, type TokenIdentity } from '../shops/repository.js';
 import { allows, type RouteScope } from '../shops/scopes.js';
 import { hashToken } from '../shops/tokens.js';
 import { AuthFailures } from './auth-failures.js';
 import { KnownTokens } from './known-tokens.js';
+import { TokenUsage } from './token-usage.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,6 +21,10 @@ declare module 'fastify' {
      * test/foundation/scopes.test.ts fails on it.
      */
     scope?: RouteScope;
+  }
+  interface FastifyInstance {
+    /** When the API tokens were last used (http/token-usage.ts), in the merchant API's scope. */
+    tokenUsage: TokenUsage;
   }
 }
 
@@ -123,7 +128,14 @@ const unknownToken = () => new AppError('unauthorized', 'The API token is unknow
 /** The scope a route needs: what it declares, else `admin`. */
 export const neededScope = (config: { scope?: RouteScope } | undefined): RouteScope => config?.scope ?? 'admin';
 
-async function authenticate(request: FastifyRequest, cache: TokenCache<Authenticated>, failures: AuthFailures, known: KnownTokens): Promise<void> {
+interface Authenticator {
+  cache: TokenCache<Authenticated>;
+  failures: AuthFailures;
+  known: KnownTokens;
+  usage: TokenUsage;
+}
+
+async function authenticate(request: FastifyRequest, { cache, failures, known, usage }: Authenticator): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
     throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
@@ -146,6 +158,7 @@ async function authenticate(request: FastifyRequest, cache: TokenCache<Authentic
   }
   request.shop = found.shop;
   request.token = found.token;
+  usage.note(found.token.id, request.server.clock());
   const needed = neededScope(request.routeOptions.config);
   if (!allows(found.token.scopes, needed)) {
     throw new AppError('insufficient_scope', `This API token lacks the scope ${needed} that this operation needs`);
@@ -157,7 +170,11 @@ export function registerAuth(app: FastifyInstance): void {
   const cache = new TokenCache<Authenticated>((token) => findShopByToken(app.db, token, app.clock()));
   const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
   const known = new KnownTokens(() => liveTokenHashes(app.db, app.clock()));
+  const usage = new TokenUsage((uses) => recordTokenUses(app.db, uses), app.log);
+  app.decorate('tokenUsage', usage);
+  app.addHook('onClose', async () => usage.close());
   app.decorateRequest('shop', null as unknown as Shop);
   app.decorateRequest('token', null as unknown as TokenIdentity);
-  app.addHook('onRequest', async (request) => authenticate(request, cache, failures, known));
+  const authenticator: Authenticator = { cache, failures, known, usage };
+  app.addHook('onRequest', async (request) => authenticate(request, authenticator));
 }

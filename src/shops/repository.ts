@@ -341,6 +341,18 @@ function live<QB extends { where: (...args: any[]) => QB }>(query: QB, now: numb
     .where((eb: any) => eb.or([eb('api_tokens.expires_at', 'is', null), eb('api_tokens.expires_at', '>', now)]));
 }
 
+/** Writes when tokens were last used (http/token-usage.ts), never moving a stored time back. */
+export async function recordTokenUses(db: DB, uses: ReadonlyMap<number, number>): Promise<void> {
+  for (const [id, at] of uses) {
+    await db
+      .updateTable('api_tokens')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+      .execute();
+  }
+}
+
 /** The hashes of every live token, of every shop (http/known-tokens.ts). */
 export async function liveTokenHashes(db: DB, now: number): Promise<string[]> {
   const rows = await live(db.selectFrom('api_tokens').select('token_hash'), now).execute();

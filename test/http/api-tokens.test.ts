@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { beyond } from '../../src/shops/scopes.js';
-import { liveTokenHashes } from '../../src/shops/repository.js';
+import { liveTokenHashes, listTokens, recordTokenUses } from '../../src/shops/repository.js';
 import { hashToken } from '../../src/shops/tokens.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
@@ -78,5 +78,23 @@ describe(`API tokens (${TEST_DIALECT})`, () => {
     const entries = (await t.request('GET', `${API}/audit_events`, { query: { resource: 'api_token', resource_id: String(data.id) } })).json().data;
     expect(entries.map((e: { action: string }) => e.action)).toEqual(['api_token.created', 'api_token.revoked']);
     expect(entries[1].changes.revoked_at).toEqual([null, expect.any(String)]);
+  });
+
+  it('shows when a token last authenticated a request, and never moves that time back', async () => {
+    const data = (await t.request('POST', `${API}/api_tokens`, { body: { name: 'usage', scopes: ['read'] } })).json().data;
+    const listed = async () => (await t.request('GET', `${API}/api_tokens`)).json().data.find((row: { id: number }) => row.id === data.id);
+    expect((await listed()).last_used_at).toBeNull();
+    t.clock.advance(5_000);
+    const usedAt = t.clock.now;
+    expect((await t.request('GET', `${API}/shop`, { token: data.token })).statusCode).toBe(200);
+    t.clock.advance(5_000);
+    // The listing token's own use is written too, at the time of this request.
+    const list = (await t.request('GET', `${API}/api_tokens`)).json().data;
+    expect(list.find((row: { id: number }) => row.id === data.id).last_used_at).toBe(new Date(usedAt).toISOString());
+    expect(list.find((row: { name: string }) => row.name === 'test').last_used_at).toBe(new Date(t.clock.now).toISOString());
+    // A process that noted an older use (another worker) writes it without moving the time back.
+    await recordTokenUses(t.database.db, new Map([[data.id, usedAt - 60_000]]));
+    const row = (await listTokens(t.database.db, t.shop.id)).find((r) => r.id === data.id)!;
+    expect(row.last_used_at).toBe(usedAt);
   });
 });
