@@ -38,6 +38,8 @@ export interface Config {
   };
   /** Open connections; a connection beyond it is closed at once. */
   readonly maxConnections: number;
+  /** The server's SQLite page cache, in MB (most of what it holds beyond the JS heap). */
+  readonly sqliteCacheMb: number;
   /** Failed authentications (unknown or revoked tokens) per client address and window, before 429. */
   readonly authFailures: {
     readonly max: number;
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     timeouts: timeouts(env),
     maxConnections: int(env, 'MAX_CONNECTIONS', 2000, 1),
+    sqliteCacheMb: int(env, 'SQLITE_CACHE_MB', 16, 1, 4096),
     authFailures: {
       max: int(env, 'AUTH_FAILURES_MAX', 100, 1),
       windowMs: int(env, 'AUTH_FAILURES_WINDOW_MS', 60_000, 1000),

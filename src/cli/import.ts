@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { RESOURCES, resourceNamed } from '../records/resources/index.js';
-import { FORMATS, formatOf, importRecords, readFile, type Format } from '../records/import.js';
+import { FORMATS, formatOf, writeChecked, type Format } from '../records/import.js';
+import { checkedInThread } from './import-reader.js';
 import { getShop } from '../shops/repository.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 
@@ -67,15 +68,8 @@ export function registerImportCommand(program: Command): void {
         if ((await getShop(database.db, shopId)) === undefined) throw new CliError(`no shop with id ${shopId}`);
         const bar = progressBar(options.json ? 0 : fs.statSync(file).size);
         const started = Date.now();
-        const result = await importRecords(
-          database.db,
-          shopId,
-          r,
-          readFile(r, file, format, (n) => bar.advance(n)),
-          Date.now(),
-          config,
-          { earn: options.earn },
-        );
+        const batches = checkedInThread({ table: r.table, file, format, config }, (n) => bar.advance(n));
+        const result = await writeChecked(database.db, shopId, r, batches, Date.now(), config, { earn: options.earn });
         bar.done();
         const seconds = (Date.now() - started) / 1000;
         output(options.json ?? false, { ...result, seconds }, () => {

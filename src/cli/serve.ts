@@ -63,7 +63,7 @@ export function printWelcome(config: Config, port: number, token: string): void 
 async function serveHere(config: Config, worker: boolean): Promise<void> {
   // Loaded here, not at the top, so the administrative commands start quickly.
   const [{ buildApp }, { startJobs }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
-  const database = connect(config.databaseUrl, { maxQueueWaitMs: config.loadShedding.maxQueueWaitMs });
+  const database = connect(config.databaseUrl, { maxQueueWaitMs: config.loadShedding.maxQueueWaitMs, sqliteCacheMb: config.sqliteCacheMb });
   if (!worker) await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
   const token = worker ? null : await bootstrap(app.db, config, app.log);

@@ -1,10 +1,11 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { CustomersTable, DB } from '../db/tables.js';
 import { parseCustomerIdentifier, type CustomerIdentifier } from '../core/ids.js';
 
 export { parseCustomerIdentifier, type CustomerIdentifier };
 import { pushTo } from '../core/maps.js';
 import { lockedRows } from '../db/dialect.js';
+import { prepareQuery } from '../db/prepared.js';
 
 export type CustomerRow = Selectable<CustomersTable>;
 
@@ -24,6 +25,19 @@ export async function findCustomer(db: DB, shopId: number, identifier: string, o
   return (options.lock ? lockedRows(db, query) : query).executeTakeFirst();
 }
 
+// Asked for every 500 customers of an import batch: built once per column and count of ids.
+const valuesOf = {
+  email: customerColumn('email'),
+  birthday: customerColumn('birthday'),
+};
+
+function customerColumn<C extends 'email' | 'birthday'>(column: C) {
+  return prepareQuery<{ shopId: number; ids: readonly number[] }, { remote_id: number } & Record<C, CustomerRow[C]>, number>(
+    (db, p, count) =>
+      db.selectFrom('customers').select(['remote_id', column]).where('shop_id', '=', p.value('shopId')).where('remote_id', 'in', p.list('ids', count)) as never,
+  );
+}
+
 /** One column of each of these customers (by remote id), read in chunks of 500; an unknown id is absent. */
 export async function customerValues<C extends 'email' | 'birthday'>(
   db: DB,
@@ -32,14 +46,10 @@ export async function customerValues<C extends 'email' | 'birthday'>(
   column: C,
 ): Promise<Map<number, CustomerRow[C]>> {
   const values = new Map<number, CustomerRow[C]>();
+  const query = valuesOf[column] as ReturnType<typeof customerColumn<C>>;
   for (let i = 0; i < remoteIds.length; i += 500) {
-    const rows = (await db
-      .selectFrom('customers')
-      .select(['remote_id', column])
-      .where('shop_id', '=', shopId)
-      .where('remote_id', 'in', remoteIds.slice(i, i + 500))
-      .execute()) as unknown as (Pick<CustomerRow, 'remote_id'> & Record<C, CustomerRow[C]>)[];
-    for (const row of rows) values.set(Number(row.remote_id), row[column]);
+    const ids = remoteIds.slice(i, i + 500);
+    for (const row of await query(db as Kysely<any>, { shopId, ids }, ids.length)) values.set(Number(row.remote_id), row[column]);
   }
   return values;
 }

@@ -32,6 +32,8 @@ export interface ConnectOptions {
   poolSize?: number;
   /** A caller that waits this long for a connection fails with DatabaseBusyError; default: no limit. */
   maxQueueWaitMs?: number;
+  /** SQLite's page cache in MB; default 64 (the CLI's one-off commands: an import's indexes). */
+  sqliteCacheMb?: number;
 }
 
 export function parseDatabaseUrl(url: string): { dialect: DialectName; location: string } {
@@ -44,7 +46,7 @@ export function parseDatabaseUrl(url: string): { dialect: DialectName; location:
   throw new Error(`DATABASE_URL must start with sqlite: or postgres://, got "${url}"`);
 }
 
-function openSqlite(file: string): BetterSqlite3.Database {
+function openSqlite(file: string, cacheMb: number): BetterSqlite3.Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const sqlite = new BetterSqlite3(file);
   sqlite.pragma('journal_mode = WAL');
@@ -52,7 +54,7 @@ function openSqlite(file: string): BetterSqlite3.Database {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('cache_size = -65536');
+  sqlite.pragma(`cache_size = -${cacheMb * 1024}`);
   sqlite.pragma('temp_store = MEMORY');
   // The planner's statistics, refreshed now and hourly (the optimize-database job). Without them
   // it reads one customer's events by walking the shop's whole table in ID order (12 ms at 150,000
@@ -135,7 +137,7 @@ function postgresPool(location: string, size: number, maxQueueWaitMs: number | u
 export function connect(url: string, options: ConnectOptions = {}): Database {
   const { dialect, location } = parseDatabaseUrl(url);
   if (dialect === 'sqlite') {
-    const sqlite = openSqlite(location);
+    const sqlite = openSqlite(location, options.sqliteCacheMb ?? 64);
     const queue = new ConnectionQueue(1, options.maxQueueWaitMs, true);
     const db = new Kysely<Tables>({ dialect: new CachingSqliteDialect(sqlite, queue) });
     return {

@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { generateCode, generateCodes } from '../core/codes.js';
 import { customerValues, emailsOf } from '../customers/repository.js';
 import { updateRows } from '../db/dialect.js';
+import { prepareQuery } from '../db/prepared.js';
 import type { DB } from '../db/tables.js';
 import { getShop } from '../shops/repository.js';
 import { tierSubjects } from '../tiers/metric.js';
@@ -21,6 +22,8 @@ export interface CustomerWrite {
   /** The birthday before the write (undefined: the customer is new), and after it. */
   birthdayBefore?: string | null;
   birthday: string | null;
+  /** A new customer written with a referral code already (an import's upsert: newCustomerColumns). */
+  coded?: boolean;
 }
 
 async function retierNew(trx: DB, shopId: number, remoteIds: readonly number[], now: number): Promise<void> {
@@ -29,37 +32,46 @@ async function retierNew(trx: DB, shopId: number, remoteIds: readonly number[], 
   await retier(trx, shopId, await tierSubjects(trx, (await getShop(trx, shopId))!, remoteIds, now), now, tiers);
 }
 
-/** Gives new customers their referral codes, unique in the shop (a clash is drawn again). */
-async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly number[]): Promise<void> {
-  for (let i = 0; i < remoteIds.length; i += 500) {
-    const ids = remoteIds.slice(i, i + 500);
-    const drawn = generateCodes(ids.length);
-    const codes = new Map(ids.map((id, k) => [id, drawn[k]!]));
+// Which of the codes a shop's customers hold: built once per count of codes (db/prepared.ts), as
+// an import asks it for every 500 new customers.
+const heldCodes = prepareQuery<{ shopId: number; codes: readonly string[] }, { referral_code: string | null }, number>((db, p, count) =>
+  db.selectFrom('customers').select('referral_code').where('shop_id', '=', p.value('shopId')).where('referral_code', 'in', p.list('codes', count)),
+);
+
+/** `count` referral codes no customer of the shop holds, nor two of them (a clash is drawn again). */
+export async function drawReferralCodes(trx: DB, shopId: number, count: number): Promise<string[]> {
+  const out: string[] = [];
+  const drawn = new Set<string>();
+  for (let i = 0; i < count; i += 500) {
+    const codes = generateCodes(Math.min(500, count - i));
     for (;;) {
-      const taken = await trx
-        .selectFrom('customers')
-        .select('referral_code')
-        .where('shop_id', '=', shopId)
-        .where('referral_code', 'in', [...codes.values()])
-        .execute();
+      const taken = await heldCodes(trx as Kysely<any>, { shopId, codes }, codes.length);
       const clashes = new Set(taken.map((row) => row.referral_code));
       const seen = new Set<string>();
       let redrawn = false;
-      for (const [id, code] of codes) {
-        if (clashes.has(code) || seen.has(code)) {
-          codes.set(id, generateCode());
+      codes.forEach((code, k) => {
+        if (clashes.has(code) || seen.has(code) || drawn.has(code)) {
+          codes[k] = generateCode();
           redrawn = true;
         } else seen.add(code);
-      }
+      });
       if (!redrawn) break;
     }
-    await updateRows(
-      trx,
-      'customers',
-      ['shop_id', 'remote_id'],
-      [...codes].map(([id, code]) => ({ shop_id: shopId, remote_id: id, referral_code: code })),
-    );
+    for (const code of codes) drawn.add(code);
+    out.push(...codes);
   }
+  return out;
+}
+
+/** Gives new customers their referral codes (those an upsert did not already write with them). */
+async function assignReferralCodes(trx: DB, shopId: number, remoteIds: readonly number[]): Promise<void> {
+  const codes = await drawReferralCodes(trx, shopId, remoteIds.length);
+  await updateRows(
+    trx,
+    'customers',
+    ['shop_id', 'remote_id'],
+    remoteIds.map((id, k) => ({ shop_id: shopId, remote_id: id, referral_code: codes[k]! })),
+  );
 }
 
 /** The customers' birthdays before a write, by remote_id (what customersWritten compares with). */
@@ -78,11 +90,12 @@ export async function customersWritten(
 ): Promise<void> {
   if (writes.length === 0) return;
   const created = writes.filter((w) => w.created);
-  if (created.length > 0)
+  const uncoded = created.filter((w) => !w.coded);
+  if (uncoded.length > 0)
     await assignReferralCodes(
       trx,
       shopId,
-      created.map((w) => w.remoteId),
+      uncoded.map((w) => w.remoteId),
     );
   if (created.length > 0 && options.earn !== false) {
     const shop = (await getShop(trx, shopId))!;

@@ -11,9 +11,14 @@ export { CUSTOMER_IDENTIFIER };
 // do. It is resolved to the remote_id and stored in the field it stands for, which responses
 // show; the identifier itself is never stored.
 
+// Asked for every row of an import, three times: found once per description's fields.
+const identified = new WeakMap<Fields, [string, Field] | null>();
+
 /** The field customer_identifier stands for (the one with `customerIdentifier`), if any. */
 export function identifiedField(fields: Fields): [string, Field] | undefined {
-  return Object.entries(fields).find(([, f]) => f.customerIdentifier);
+  let found = identified.get(fields);
+  if (found === undefined) identified.set(fields, (found = Object.entries(fields).find(([, f]) => f.customerIdentifier) ?? null));
+  return found ?? undefined;
 }
 
 /** Must the customer exist? An e-mail always names one; a remote_id only where the field references customers. */

@@ -27,6 +27,12 @@ export type Prior = Map<number, Record<string, unknown>>;
 export interface RecordEffects {
   /** Reads what `written` needs of the records as they were (customers: their birthdays). */
   prior?(trx: DB, shopId: number, ids: readonly number[]): Promise<Prior>;
+  /**
+   * Column values the programme gives the records a bulk upsert (import, demo) creates, by
+   * column, `count` each: written in the insert itself, never over a stored record's (customers:
+   * referral codes, unique in the shop). Needs `prior`, which tells the records that exist.
+   */
+  created?(trx: DB, shopId: number, count: number): Promise<Record<string, readonly unknown[]>>;
   /** After records were written (PUT, POST, PATCH, import, demo). */
   written?(trx: DB, w: EffectWriter, written: readonly WrittenRecord[], prior: Prior): Promise<void>;
   /** After a record was deleted. */

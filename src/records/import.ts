@@ -143,7 +143,14 @@ export function readFile(r: Resource, file: string, format: Format, onBytes?: (n
 
 const reasonOf = (details: ErrorDetail[]) => details.map((d) => `${d.param}: ${d.message}`).join('; ');
 
-type Item = { line: number; id: number; body: Row };
+/** A row that passed the checks a PUT body gets, by remote_id, to be written. */
+export type Item = { line: number; id: number; body: Row };
+
+/** The rows of a stretch of the file: those to write, and the lines refused in it. */
+export interface CheckedBatch {
+  items: Item[];
+  rejected: Rejection[];
+}
 
 /**
  * Writes a batch as if its lines were PUT one after another: a remote_id's later lines go in
@@ -165,7 +172,8 @@ async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result:
       if (resolved.errors.has(i)) return;
       const round = seen.get(row.id) ?? 0;
       seen.set(row.id, round + 1);
-      (rounds[round] ??= []).push({ ...row, body: resolved.bodies[i]! });
+      const body = resolved.bodies[i]!;
+      (rounds[round] ??= []).push(body === row.body ? row : { ...row, body });
     });
     for (const rows of rounds) {
       const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', w.now) }));
@@ -174,6 +182,56 @@ async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result:
       result.imported += candidates.length - errors.size;
     }
   });
+}
+
+/**
+ * Reads the rows of a source and checks each as a PUT body is checked (no database needed: the
+ * CLI runs this in a thread of its own, db-free, beside the writer), in batches of up to BATCH
+ * rows to write in one transaction.
+ */
+export async function* checkRows(r: Resource, source: AsyncIterable<SourceRow>, config: Config): AsyncGenerator<CheckedBatch> {
+  if (r.write !== 'upsert') throw new Error(`${r.table} are not synced from the platform; only records with a remote_id can be imported`);
+  let batch: CheckedBatch = { items: [], rejected: [] };
+  for await (const row of source) {
+    if (row.body === undefined) batch.rejected.push({ line: row.line, reason: row.error ?? 'unreadable' });
+    else {
+      const { remote_id: rawId, ...body } = row.body;
+      // NDJSON is typed JSON, like an API body: remote_id is a number, as it is in responses.
+      const id = typeof rawId === 'number' ? parseRemoteId(String(rawId)) : null;
+      const details = validateImported(r, body, config);
+      if (id === null) details.unshift({ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' });
+      if (details.length > 0) batch.rejected.push({ line: row.line, reason: reasonOf(details) });
+      else batch.items.push({ line: row.line, id: id!, body });
+    }
+    if (batch.items.length + batch.rejected.length >= BATCH) {
+      yield batch;
+      batch = { items: [], rejected: [] };
+    }
+  }
+  if (batch.items.length + batch.rejected.length > 0) yield batch;
+}
+
+/** Upserts batches of checked rows (checkRows); returns how many were imported and which were rejected. */
+export async function writeChecked(
+  db: DB,
+  shopId: number,
+  r: Resource,
+  batches: AsyncIterable<CheckedBatch>,
+  now: number,
+  config: Config,
+  options: { onRows?: (n: number) => void; earn?: boolean } = {},
+): Promise<ImportResult> {
+  if (r.write !== 'upsert') throw new Error(`${r.table} are not synced from the platform; only records with a remote_id can be imported`);
+  const result: ImportResult = { imported: 0, rejected: [] };
+  const w: Writer = { shopId, now, config, earn: options.earn };
+  for await (const { items, rejected } of batches) {
+    for (const rejection of rejected) result.rejected.push(rejection);
+    if (items.length === 0) continue;
+    await writeBatch(db, w, r, items, result);
+    options.onRows?.(items.length);
+  }
+  result.rejected.sort((a, b) => a.line - b.line);
+  return result;
 }
 
 /** Validates and upserts every row; returns how many were imported and which were rejected. */
@@ -186,32 +244,5 @@ export async function importRecords(
   config: Config,
   options: { onRows?: (n: number) => void; earn?: boolean } = {},
 ): Promise<ImportResult> {
-  if (r.write !== 'upsert') throw new Error(`${r.table} are not synced from the platform; only records with a remote_id can be imported`);
-  const result: ImportResult = { imported: 0, rejected: [] };
-  const w: Writer = { shopId, now, config, earn: options.earn };
-  let batch: Item[] = [];
-  for await (const row of source) {
-    if (row.body === undefined) {
-      result.rejected.push({ line: row.line, reason: row.error ?? 'unreadable' });
-      continue;
-    }
-    const { remote_id: rawId, ...body } = row.body;
-    // NDJSON is typed JSON, like an API body: remote_id is a number, as it is in responses.
-    const id = typeof rawId === 'number' ? parseRemoteId(String(rawId)) : null;
-    const details = validateImported(r, body, config);
-    if (id === null) details.unshift({ param: 'remote_id', code: 'invalid_format', message: 'remote_id must be a positive integer below 2^53' });
-    if (details.length > 0) {
-      result.rejected.push({ line: row.line, reason: reasonOf(details) });
-      continue;
-    }
-    batch.push({ line: row.line, id: id!, body });
-    if (batch.length >= BATCH) {
-      await writeBatch(db, w, r, batch, result);
-      options.onRows?.(batch.length);
-      batch = [];
-    }
-  }
-  if (batch.length > 0) await writeBatch(db, w, r, batch, result);
-  result.rejected.sort((a, b) => a.line - b.line);
-  return result;
+  return writeChecked(db, shopId, r, checkRows(r, source, config), now, config, options);
 }

@@ -70,12 +70,12 @@ export async function insertRecord(db: DB, shopId: number, r: Resource, values: 
 
 /**
  * Inserts or replaces records by remote_id, many per statement. created_at is kept on
- * replace, and updated_at unless a field changed. Each row must hold remote_id and the same
- * columns, and no remote_id twice.
+ * replace, and updated_at unless a field changed; so are the `insertOnly` columns, written only
+ * into new records. Each row must hold remote_id and the same columns, and no remote_id twice.
  */
-export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<void> {
+export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number, insertOnly: readonly string[] = []): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Object.keys(rows[0]!).filter((c) => c !== 'remote_id');
+  const columns = Object.keys(rows[0]!).filter((c) => c !== 'remote_id' && !insertOnly.includes(c));
   const stored = rows.map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now }));
   await insertRows(db, r.table as keyof Tables, stored as never, { key: ['shop_id', 'remote_id'], update: columns, touch: 'updated_at' });
 }
@@ -133,17 +133,35 @@ export async function deleteRecord(db: DB, shopId: number, r: Resource, id: numb
  */
 export async function holdersOf(db: DB, shopId: number, r: Resource, field: string, mode: 'exact' | 'ci', values: unknown[]): Promise<Map<unknown, number>> {
   const out = new Map<unknown, number>();
-  const column = mode === 'ci' ? sql<string>`lower(${sql.ref(field)})` : sql.ref(field);
+  const query = holdersQuery(r, field, mode);
   for (let i = 0; i < values.length; i += 500) {
-    const rows = await any(db)
-      .selectFrom(r.table)
-      .select([r.id, sql<unknown>`${column}`.as('value')])
-      .where('shop_id', '=', shopId)
-      .where(column, 'in', values.slice(i, i + 500))
-      .execute();
-    for (const row of rows) out.set(row.value, Number(row[r.id]));
+    const chunk = values.slice(i, i + 500);
+    for (const row of await query(any(db), { shopId, values: chunk }, chunk.length)) out.set(row.value, Number(row[r.id]));
   }
   return out;
+}
+
+type HoldersQuery = ReturnType<typeof prepareHolders>;
+// Asked for every 500 rows of an import batch: built once per resource, field and count of values.
+const holdersQueries = new WeakMap<Resource, Map<string, HoldersQuery>>();
+
+function holdersQuery(r: Resource, field: string, mode: 'exact' | 'ci'): HoldersQuery {
+  let byField = holdersQueries.get(r);
+  if (byField === undefined) holdersQueries.set(r, (byField = new Map()));
+  let query = byField.get(`${mode}:${field}`);
+  if (query === undefined) byField.set(`${mode}:${field}`, (query = prepareHolders(r, field, mode)));
+  return query;
+}
+
+function prepareHolders(r: Resource, field: string, mode: 'exact' | 'ci') {
+  const column = mode === 'ci' ? sql<string>`lower(${sql.ref(field)})` : sql.ref(field);
+  return prepareQuery<{ shopId: number; values: readonly unknown[] }, Row, number>((db, p, count) =>
+    db
+      .selectFrom(r.table)
+      .select([r.id, sql<unknown>`${column}`.as('value')])
+      .where('shop_id', '=', p.value('shopId'))
+      .where(column, 'in', p.list('values', count)),
+  );
 }
 
 /** Which of `ids` name records of the shop in `table` (by `column`). */

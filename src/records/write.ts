@@ -187,6 +187,23 @@ export async function removeRecord(trx: DB, shopId: number, r: Resource, id: num
 }
 
 /**
+ * Sets the columns the resource's effects give new records (effects.created) on `rows`: their
+ * values on those that do not exist yet, null on the others (an upsert leaves those columns of a
+ * stored record alone). Returns the columns.
+ */
+async function withCreatedColumns(trx: DB, w: Writer, r: Resource, rows: Row[], existed: ReadonlySet<number>): Promise<string[]> {
+  if (r.effects?.created === undefined || rows.length === 0) return [];
+  const fresh = rows.filter((row) => !existed.has(row.remote_id as number));
+  const columns = await r.effects.created(trx, w.shopId, fresh.length);
+  const names = Object.keys(columns);
+  for (const row of rows) for (const name of names) row[name] = null;
+  fresh.forEach((row, k) => {
+    for (const name of names) row[name] = columns[name]![k];
+  });
+  return names;
+}
+
+/**
  * Upserts many synced records by remote_id (import, demo): each candidate holds checked values
  * and no remote_id twice. Those that break a database rule (a unique value, a reference) are
  * left out and returned by index with their errors; the others are written and announced.
@@ -198,7 +215,8 @@ export async function upsertMany(trx: DB, w: Writer, r: Resource, candidates: re
   const announce = await announceUpsert(trx, w.shopId, r, ids, w.now);
   const prior = await priorOf(trx, w, r, ids);
   const existed = new Set(prior.keys());
-  await upsertRecords(trx, w.shopId, r, good, w.now);
+  const insertOnly = await withCreatedColumns(trx, w, r, good, existed);
+  await upsertRecords(trx, w.shopId, r, good, w.now, insertOnly);
   await written(
     trx,
     w,

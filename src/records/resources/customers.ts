@@ -2,7 +2,7 @@ import { tierProgress, tiersOf } from '../../tiers/tiers.js';
 import { metricValue } from '../../tiers/metric.js';
 import { getShop, TIER_METRICS } from '../../shops/repository.js';
 import { findCustomer } from '../../customers/repository.js';
-import { customerBirthdays, customersWritten } from '../../earning/customers.js';
+import { customerBirthdays, customersWritten, drawReferralCodes } from '../../earning/customers.js';
 import { isoTime } from '../../clock.js';
 import { BALANCE_COLUMNS, balancesAt, creditsToNumber } from '../../ledger/balances.js';
 import { sql, type SelectQueryBuilder } from 'kysely';
@@ -24,12 +24,14 @@ export const customers: Resource = {
   // A new customer earns the signup rule and gets a referral code; a birthday schedules a grant.
   effects: {
     prior: customerBirthdays,
+    created: async (trx, shopId, count) => ({ referral_code: await drawReferralCodes(trx, shopId, count) }),
     async written(trx, w, written, prior) {
       const writes = written.map((r) => ({
         remoteId: r.id,
         created: r.created,
         birthdayBefore: r.created ? undefined : ((prior.get(r.id)?.birthday as string | null | undefined) ?? null),
         birthday: (r.values.birthday as string | null | undefined) ?? null,
+        coded: typeof r.values.referral_code === 'string',
       }));
       await customersWritten(trx, w.shopId, writes, w.now, { earn: w.earn });
     },
