@@ -12,7 +12,7 @@ import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
 // least half as fast as the plain one (ratio >= 0.5). Then PUT /orders over HTTP with wrk, with
 // the rule enabled and disabled, in the same server.
 
-const CUSTOMERS = 100_000;
+export const CUSTOMERS = 100_000;
 const SECONDS = 10;
 const WARMUP_SECONDS = 3;
 const CONNECTIONS = 8;
@@ -25,7 +25,7 @@ function cli(databaseUrl: string, args: string[]): string {
   });
 }
 
-function writeLines(file: string, count: number, line: (i: number) => string): void {
+export function writeLines(file: string, count: number, line: (i: number) => string): void {
   const fd = fs.openSync(file, 'w');
   try {
     for (let start = 0; start < count; start += 10_000) {
@@ -40,7 +40,7 @@ function writeLines(file: string, count: number, line: (i: number) => string): v
 }
 
 /** A shop with the customers, and (when `rule`) an order rule of a point per euro; returns its id and token. */
-function prepareShop(databaseUrl: string, customersFile: string, rule: boolean): { shopId: number; token: string } {
+export function prepareShop(databaseUrl: string, customersFile: string, rule: boolean): { shopId: number; token: string } {
   const created = JSON.parse(cli(databaseUrl, ['shops', 'create', '--name', rule ? 'Earning' : 'Plain', '--json']));
   cli(databaseUrl, ['import', 'customers', customersFile, '--shop', String(created.shop.id), '--no-earn', '--json']);
   return { shopId: created.shop.id, token: created.token };
@@ -71,7 +71,7 @@ const REFERRALS = 5_000;
  * REFERRALS pending referrals whose friends (customers without orders yet) the import's first
  * paid orders complete. Waits until the shop's customers are tiered.
  */
-async function createProgramme(url: string, token: string, metric: string): Promise<void> {
+export async function createProgramme(url: string, token: string, metric: string): Promise<void> {
   // Tiers judged by the amount spent (in euros, the thresholds as they are) keep the order days and each customer's sums.
   if (metric !== 'points_earned') await api(url, token, 'PATCH', 'shop', { vip_tier_metric: metric, currency: 'EUR' });
   await api(url, token, 'POST', 'earning_rules', { kind: 'order', points_per_unit: 1, unit_amount: 1 });

@@ -4,7 +4,7 @@ import { announceCampaigns, grantBirthdays, releasePendingPoints } from './earni
 import { recordsJson } from './records/resource.js';
 import { campaigns } from './records/resources/campaigns.js';
 import { sweepExpiredLots, sweepInactiveBalances } from './ledger/expiry.js';
-import { sendExpiryReminders } from './ledger/reminders.js';
+import { pruneExpiryReminders, sendExpiryReminders } from './ledger/reminders.js';
 import { retierShops } from './tiers/jobs.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
@@ -33,6 +33,8 @@ export const jobs: Job[] = [
   // Both find what is due through an index (migration 020) and claim it in the transaction that writes it.
   { name: 'expire-inactive-balances', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sweepInactiveBalances(app.db, app.clock()) },
   { name: 'send-expiry-reminders', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => sendExpiryReminders(app.db, app.clock()) },
+  // A reminder sent matters until the expiry it reminds of has passed: then it goes, in bounded batches.
+  { name: 'prune-expiry-reminders', intervalMs: () => 60 * 60_000, run: (app) => pruneExpiryReminders(app.db, app.clock()) },
   // Both look at due rows only, through an index: running them often costs one index probe.
   { name: 'release-pending-points', intervalMs: (app) => app.config.expirySweepIntervalMs, run: (app) => releasePendingPoints(app.db, app.clock()) },
   { name: 'retier-customers', intervalMs: () => 5_000, run: (app) => retierShops(app.db, app.clock()) },

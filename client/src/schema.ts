@@ -1164,7 +1164,7 @@ export interface paths {
         };
         /**
          * The shop's public programme
-         * @description Takes the `X-Publishable-Key` header and no customer: the enabled earning rules, the enabled rewards and the VIP tiers. Cacheable: `ETag` (answers 304 to a matching `If-None-Match`) and `Cache-Control: public, max-age=60`.
+         * @description Takes the `X-Publishable-Key` header and no customer: the enabled earning rules, the enabled rewards, the VIP tiers and the campaigns running now or later. Cacheable: `ETag` (answers 304 to a matching `If-None-Match`) and `Cache-Control: public, max-age=60`.
          */
         get: operations["getStorefrontProgramme"];
         put?: never;
@@ -2828,6 +2828,38 @@ export interface components {
                 name: string;
                 points_threshold: number;
                 earning_multiplier: number;
+            }[];
+            /** @description The campaigns running now or later (never an ended or cancelled one), soonest first: an order earns under the one that gives it the most, none stacks */
+            campaigns: {
+                /** @example Double points weekend */
+                name: string;
+                /**
+                 * @description active: running now; scheduled: starts later
+                 * @enum {string}
+                 */
+                status: "active" | "scheduled";
+                /**
+                 * Format: date-time
+                 * @description Orders placed from this instant earn under it
+                 */
+                starts_at: string;
+                /**
+                 * Format: date-time
+                 * @description Orders placed from this instant no longer earn under it
+                 */
+                ends_at: string;
+                /**
+                 * @description What an order earns (after the VIP multiplier) is multiplied by this; null for none
+                 * @example 2
+                 */
+                multiplier: number | null;
+                /**
+                 * @description Points added to what each order earns; null for none
+                 * @example 50
+                 */
+                bonus_points: number | null;
+                /** @description The VIP tiers (of vip_tiers) whose members it is for; empty for everyone */
+                vip_tier_ids: number[];
             }[];
         };
         /**

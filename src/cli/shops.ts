@@ -1,5 +1,7 @@
-import { shopJson } from '../shops/routes.js';
+import { shopJson, ShopUpdate } from '../shops/routes.js';
 import type { Command } from 'commander';
+import { compileValidator, toErrorDetails } from '../core/validation.js';
+import { shopSettingErrors } from '../shops/settings.js';
 import { isoTime } from '../clock.js';
 import { countShopRows, ERASURE_CHUNK_ROWS, eraseShop } from '../shops/erasure.js';
 import { tokenJson } from '../access/routes.js';
@@ -10,11 +12,14 @@ import { writeCliAuditEntry } from '../shops/audit.js';
 import {
   createShop,
   createToken,
+  EXPIRY_MODES,
   findToken,
   getShop,
   listShops,
   listTokens,
   revokeToken,
+  TIER_METRICS,
+  TIER_WINDOWS,
   updateShop,
   type Shop,
   type ShopSettings,
@@ -70,6 +75,85 @@ function shopName(value: string): string {
   return name;
 }
 
+/**
+ * The settings of PATCH /shop that take a flag named after their field (`--vip-tier-metric`
+ * for vip_tier_metric): each flag's text becomes the value the API would be sent, and the API's
+ * own schema and checks judge it (judgeSettings), so a value the API refuses is refused alike.
+ */
+const SETTING_FLAGS = {
+  points_pending_days: ['<days>', 'days after an order is placed before its points can be spent (0: at once)', 'integer'],
+  points_expiry_mode: ['<mode>', `${EXPIRY_MODES.join(' or ')}: each grant expires on its own, or the whole balance after --points-inactivity-days`, 'text'],
+  points_inactivity_days: ['<days>', 'days without activity after which the balance expires in inactivity mode, or "none"', 'integer'],
+  expiry_reminder_days: ['<days>', 'days before an expiry that points.expiring is sent, comma-separated (up to 3), or "none"', 'list'],
+  vip_tier_window: ['<window>', `what VIP tiers count over: ${TIER_WINDOWS.join(', ')}`, 'text'],
+  vip_tier_metric: ['<metric>', `what VIP tier thresholds are in: ${TIER_METRICS.join(', ')} (amount_spent needs --currency)`, 'text'],
+  vip_tier_retention_days: ['<days>', 'days a customer who drops below their tier keeps it, or "none"', 'integer'],
+  currency: ['<code>', 'ISO 4217 code of the orders amount_spent counts, or "none"', 'text'],
+} as const;
+
+type SettingFlags = Partial<Record<keyof typeof SETTING_FLAGS, string>> & { restoreRedeemedPointsOnRefund?: boolean };
+
+const camel = (field: string) => field.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
+const flagOf = (field: string) => `--${field.replace(/_/g, '-')}`;
+
+/** Adds the settings' flags to a command. */
+function settingOptions(command: Command): Command {
+  for (const [field, [value, help]] of Object.entries(SETTING_FLAGS)) command.option(`${flagOf(field)} ${value}`, help);
+  return command
+    .option('--restore-redeemed-points-on-refund', 'a refunded, voided or cancelled order voids the redemption whose code it used, giving its points back')
+    .option('--no-restore-redeemed-points-on-refund', 'a refund leaves the redemptions of its codes as they are');
+}
+
+/** The value a flag's text stands for, as the API would be sent it ("none": null, or no days). */
+function settingValue(kind: 'integer' | 'text' | 'list', text: string): unknown {
+  const none = text === 'none' || text === 'never';
+  if (kind === 'list')
+    return none
+      ? []
+      : text
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .map((d) => (/^-?\d+$/.test(d) ? Number(d) : d));
+  if (none) return null;
+  return kind === 'integer' && /^-?\d+$/.test(text) ? Number(text) : text;
+}
+
+/** The settings the flags give, as PATCH /shop's body would hold them. */
+function settingsOf(opts: SettingFlags): ShopSettings {
+  const settings: Record<string, unknown> = {};
+  for (const [field, [, , kind]] of Object.entries(SETTING_FLAGS)) {
+    const text = (opts as Record<string, string | undefined>)[camel(field)];
+    if (text !== undefined) settings[field] = settingValue(kind, text);
+  }
+  if (opts.restoreRedeemedPointsOnRefund !== undefined) settings.restore_redeemed_points_on_refund = opts.restoreRedeemedPointsOnRefund;
+  return settings as ShopSettings;
+}
+
+/** Refuses settings exactly as PATCH /shop does (its body's schema, then its checks against the shop), naming the flags. */
+function judgeSettings(settings: ShopSettings, shop: Shop): void {
+  const validate = compileValidator(ShopUpdate);
+  const errors = validate(settings) ? shopSettingErrors(settings, shop) : toErrorDetails(validate.errors ?? []);
+  if (errors.length === 0) return;
+  const flag = (param: string) => {
+    const field = param.replace(/\[\d+\]$/, '');
+    return field === 'points_expiry_days' ? '--expiry-days' : flagOf(field);
+  };
+  throw new CliError(errors.map((e) => `${flag(e.param)}: ${e.message} (${e.code})`).join('\n'));
+}
+
+/** Changes the shop's settings after judging them, with the CLI's audit entry, in the caller's transaction. */
+async function changeShop(trx: DB, before: Shop, settings: ShopSettings, now: number, audited: boolean): Promise<Shop> {
+  judgeSettings(settings, before);
+  const after = (await updateShop(trx, before.id, settings, now, rekeyDays))!;
+  if (audited)
+    await writeCliAuditEntry(trx, before.id, now, {
+      action: 'shop.updated',
+      resourceId: String(before.id),
+      changes: changesOf(shopView(before), shopView(after)),
+    });
+  return after;
+}
+
 /** The shop as GET /shop shows it. */
 const shopView = (shop: Shop) => shopJson(shop);
 
@@ -88,25 +172,27 @@ const total = (rows: Record<string, number>) => Object.values(rows).reduce((sum,
 export function registerShopCommands(program: Command): void {
   const shops = program.command('shops').description('Create, list, update and erase shops');
 
-  shops
-    .command('create')
-    .description('Create a shop and its first API token (shown once)')
-    .requiredOption('--name <name>', 'shop name', shopName)
-    .option('--per-event-expiry', 'allow points events to set their own expires_at', false)
-    .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
-    .option('--timezone <zone>', 'IANA time zone of the days of reports (default UTC)', timeZone)
+  settingOptions(
+    shops
+      .command('create')
+      .description('Create a shop and its first API token (shown once)')
+      .requiredOption('--name <name>', 'shop name', shopName)
+      .option('--per-event-expiry', 'allow points events to set their own expires_at', false)
+      .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
+      .option('--timezone <zone>', 'IANA time zone of the days of reports (default UTC)', timeZone),
+  )
     .option('--json', 'print JSON', false)
-    .action(async (opts: { name: string; perEventExpiry: boolean; expiryDays?: number | typeof NEVER; timezone?: string; json: boolean }) => {
+    .action(async (opts: SettingFlags & { name: string; perEventExpiry: boolean; expiryDays?: number | typeof NEVER; timezone?: string; json: boolean }) => {
+      const settings: ShopSettings = { ...settingsOf(opts), points_expiry_days: toDays(opts.expiryDays) ?? null };
+      if (opts.perEventExpiry) settings.per_event_expiry = true;
+      if (opts.timezone !== undefined) settings.timezone = opts.timezone;
       await withDatabase(async ({ db }) => {
         const now = Date.now();
-        const settings = {
-          name: opts.name,
-          per_event_expiry: opts.perEventExpiry,
-          points_expiry_days: toDays(opts.expiryDays) ?? null,
-          timezone: opts.timezone,
-        };
-        const shop = await createShop(db, settings, now);
-        const { token } = await createToken(db, shop.id, 'default', now);
+        // One transaction: settings the API would refuse leave no shop behind.
+        const { shop, token } = await transaction(db, async (trx) => {
+          const created = await createShop(trx, { name: opts.name }, now);
+          return { shop: await changeShop(trx, created, settings, now, false), token: (await createToken(trx, created.id, 'default', now)).token };
+        });
         output(opts.json, { shop: shopView(shop), token }, () => `Created shop ${shop.id} (${shop.name}).\nAPI token (shown once, keep it secret): ${token}`);
       });
     });
@@ -122,41 +208,42 @@ export function registerShopCommands(program: Command): void {
       });
     });
 
-  shops
-    .command('update <id>')
-    .description("Change a shop's name, expiry settings or time zone")
-    .option('--name <name>', 'new name', shopName)
-    .option('--per-event-expiry', 'allow points events to set their own expires_at')
-    .option('--no-per-event-expiry', "use the shop's expiry for every points event")
-    .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
-    .option('--timezone <zone>', 'IANA time zone of the days of reports; the days already kept move to it', timeZone)
+  settingOptions(
+    shops
+      .command('update <id>')
+      .description("Change a shop's settings (those of PATCH /shop)")
+      .option('--name <name>', 'new name', shopName)
+      .option('--per-event-expiry', 'allow points events to set their own expires_at')
+      .option('--no-per-event-expiry', "use the shop's expiry for every points event")
+      .option('--expiry-days <days>', 'days until granted points expire, or "never"', expiryDays)
+      .option('--timezone <zone>', 'IANA time zone of the days of reports; the days already kept move to it', timeZone),
+  )
     .option('--json', 'print JSON', false)
-    .action(async (id: string, opts: { name?: string; perEventExpiry?: boolean; expiryDays?: number | typeof NEVER; timezone?: string; json: boolean }) => {
-      const shopId = parseId(id, 'shop id');
-      const settings: ShopSettings = {};
-      if (opts.name !== undefined) settings.name = opts.name;
-      if (opts.perEventExpiry !== undefined) settings.per_event_expiry = opts.perEventExpiry;
-      if (opts.expiryDays !== undefined) settings.points_expiry_days = toDays(opts.expiryDays);
-      if (opts.timezone !== undefined) settings.timezone = opts.timezone;
-      if (Object.keys(settings).length === 0) throw new CliError('Nothing to change: give --name, --[no-]per-event-expiry, --expiry-days or --timezone');
-      await withDatabase(async ({ db }) => {
-        const now = Date.now();
-        // One transaction: a new time zone re-keys the report days with the change itself, and the audit entry is written with it.
-        const shop = await transaction(db, async (trx) => {
-          const before = await getShop(trx, shopId);
-          const after = before && (await updateShop(trx, shopId, settings, now, rekeyDays));
-          if (after)
-            await writeCliAuditEntry(trx, shopId, now, {
-              action: 'shop.updated',
-              resourceId: String(shopId),
-              changes: changesOf(shopView(before!), shopView(after)),
-            });
-          return after;
+    .action(
+      async (
+        id: string,
+        opts: SettingFlags & { name?: string; perEventExpiry?: boolean; expiryDays?: number | typeof NEVER; timezone?: string; json: boolean },
+      ) => {
+        const shopId = parseId(id, 'shop id');
+        const settings: ShopSettings = settingsOf(opts);
+        if (opts.name !== undefined) settings.name = opts.name;
+        if (opts.perEventExpiry !== undefined) settings.per_event_expiry = opts.perEventExpiry;
+        if (opts.expiryDays !== undefined) settings.points_expiry_days = toDays(opts.expiryDays);
+        if (opts.timezone !== undefined) settings.timezone = opts.timezone;
+        if (Object.keys(settings).length === 0)
+          throw new CliError('Nothing to change: give --name, --expiry-days, --timezone or another setting (loyalty shops update --help)');
+        await withDatabase(async ({ db }) => {
+          const now = Date.now();
+          // One transaction: a new time zone re-keys the report days with the change itself, and the audit entry is written with it.
+          const shop = await transaction(db, async (trx) => {
+            const before = await getShop(trx, shopId);
+            return before && (await changeShop(trx, before, settings, now, true));
+          });
+          if (!shop) throw new CliError(`No shop with id ${shopId}`);
+          output(opts.json, { shop: shopView(shop) }, () => table([shopView(shop)], SHOP_COLUMNS));
         });
-        if (!shop) throw new CliError(`No shop with id ${shopId}`);
-        output(opts.json, { shop: shopView(shop) }, () => table([shopView(shop)], SHOP_COLUMNS));
-      });
-    });
+      },
+    );
 
   shops
     .command('delete')

@@ -66,6 +66,39 @@ export async function campaignsDuring(db: DB, shopId: number, from: number, to: 
   return rows.map(toCampaign).filter((c) => c.startsAt < c.endsAt);
 }
 
+/** A campaign as the storefront shows it (GET /storefront_api/v1/programme): what a shopper earns by it, and when. */
+export interface ShownCampaign {
+  name: string;
+  status: 'scheduled' | 'active';
+  starts_at: number;
+  ends_at: number;
+  multiplier: number | null;
+  bonus_points: number | null;
+  vip_tier_ids: number[];
+}
+
+/** The shop's campaigns that run now or will (neither ended nor cancelled), soonest first: one range read of the (shop_id, ends_at) index. */
+export async function campaignsAhead(db: DB, shopId: number, now: number): Promise<ShownCampaign[]> {
+  const rows = await db
+    .selectFrom('campaigns')
+    .select(['name', 'starts_at', 'ends_at', 'multiplier', 'bonus_points', 'vip_tier_ids'])
+    .where('shop_id', '=', shopId)
+    .where('ends_at', '>', now)
+    .where('cancelled_at', 'is', null)
+    .orderBy('starts_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    name: row.name,
+    status: Number(row.starts_at) <= now ? 'active' : 'scheduled',
+    starts_at: Number(row.starts_at),
+    ends_at: Number(row.ends_at),
+    multiplier: row.multiplier === null ? null : Number(row.multiplier) / 100,
+    bonus_points: row.bonus_points === null ? null : Number(row.bonus_points),
+    vip_tier_ids: (JSON.parse(row.vip_tier_ids) as number[]).map(Number),
+  }));
+}
+
 /** The campaigns that apply to an order placed at `placedAt` by a member of tier `tierId` (null: none). */
 export function campaignsFor(campaigns: readonly Campaign[], placedAt: number, tierId: number | null): Campaign[] {
   return campaigns.filter((c) => c.startsAt <= placedAt && placedAt < c.endsAt && (c.tierIds.length === 0 || (tierId !== null && c.tierIds.includes(tierId))));

@@ -89,55 +89,70 @@ export async function customersWritten(
   options: { earn?: boolean } = {},
 ): Promise<void> {
   if (writes.length === 0) return;
-  const created = writes.filter((w) => w.created);
-  const uncoded = created.filter((w) => !w.coded);
-  if (uncoded.length > 0)
-    await assignReferralCodes(
-      trx,
-      shopId,
-      uncoded.map((w) => w.remoteId),
-    );
-  if (created.length > 0 && options.earn !== false) {
+  const created = writes.filter((w) => w.created).map((w) => w.remoteId);
+  const uncoded = writes.filter((w) => w.created && !w.coded).map((w) => w.remoteId);
+  if (uncoded.length > 0) await assignReferralCodes(trx, shopId, uncoded);
+  if (created.length > 0) {
+    if (options.earn !== false) await earnOnArrival(trx, shopId, created, now);
+    // A new customer holds the tier their points earned reach (a tier from 0 points: at once).
+    await retierNew(trx, shopId, created, now);
+  }
+  await scheduleBirthdays(
+    trx,
+    shopId,
+    writes.filter((w) => (w.birthdayBefore ?? null) !== w.birthday),
+    now,
+  );
+}
+
+/** New customers earn the signup rule, and their orders paid before they were synced earn now. */
+async function earnOnArrival(trx: DB, shopId: number, created: readonly number[], now: number): Promise<void> {
+  const rule = await enabledRule(trx, shopId, 'signup');
+  if (rule !== undefined) {
     const shop = (await getShop(trx, shopId))!;
-    const rule = await enabledRule(trx, shopId, 'signup');
-    if (rule !== undefined) {
-      const emails = await emailsOf(
+    const emails = await emailsOf(trx, shopId, created);
+    const postings = created.flatMap((id) => ruleGrant(rule, { remoteId: id, email: emails.get(id) ?? null }, now, defaultExpiry(shop, now), 'Signup') ?? []);
+    if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
+  }
+  for (let i = 0; i < created.length; i += 500) {
+    const { rows } = await sql<{ remote_id: number }>`select remote_id from orders where shop_id = ${shopId} and earned_at is null
+      and customer_remote_id in (${sql.join(created.slice(i, i + 500))})`.execute(trx);
+    if (rows.length > 0)
+      await settleOrders(
         trx,
         shopId,
-        created.map((w) => w.remoteId),
+        rows.map((r) => Number(r.remote_id)),
+        now,
       );
-      const postings = created.flatMap(
-        (w) => ruleGrant(rule, { remoteId: w.remoteId, email: emails.get(w.remoteId) ?? null }, now, defaultExpiry(shop, now), 'Signup') ?? [],
-      );
-      if (postings.length > 0) await postWithEffects(trx, shopId, postings, now);
-    }
-    // Orders paid before their customer was synced earn now.
-    for (let i = 0; i < created.length; i += 500) {
-      const { rows } = await sql<{ remote_id: number }>`select remote_id from orders where shop_id = ${shopId} and earned_at is null
-        and customer_remote_id in (${sql.join(created.slice(i, i + 500).map((w) => w.remoteId))})`.execute(trx);
-      if (rows.length > 0)
-        await settleOrders(
-          trx,
-          shopId,
-          rows.map((r) => Number(r.remote_id)),
-          now,
-        );
-    }
   }
-  // A new customer holds the tier their points earned reach (a tier from 0 points: at once).
-  if (created.length > 0)
-    await retierNew(
-      trx,
-      shopId,
-      created.map((w) => w.remoteId),
-      now,
-    );
-  // The next birthday grant: scheduled when a birthday is set or changed, cleared when removed
-  // (a new customer without a birthday has none scheduled: nothing to write).
-  const changed = writes.filter((w) => (w.birthdayBefore ?? null) !== w.birthday);
+}
+
+/**
+ * The next birthday grant of customers whose birthday was set or changed: scheduled when set,
+ * cleared when removed (a new customer without a birthday has none scheduled: nothing to write).
+ */
+async function scheduleBirthdays(trx: DB, shopId: number, changed: readonly CustomerWrite[], now: number): Promise<void> {
   if (changed.length === 0) return;
+  const granted = await birthdayGrantedYears(
+    trx,
+    shopId,
+    changed.filter((w) => !w.created).map((w) => w.remoteId),
+  );
+  await updateRows(
+    trx,
+    'customers',
+    ['shop_id', 'remote_id'],
+    changed.map((w) => ({
+      shop_id: shopId,
+      remote_id: w.remoteId,
+      birthday_next_at: w.birthday === null ? null : nextBirthday(w.birthday, now, granted.get(w.remoteId) ?? null),
+    })),
+  );
+}
+
+/** The year of each customer's last birthday grant (null: none yet), by remote_id. */
+async function birthdayGrantedYears(trx: DB, shopId: number, ids: readonly number[]): Promise<Map<number, number | null>> {
   const granted = new Map<number, number | null>();
-  const ids = changed.filter((w) => !w.created).map((w) => w.remoteId);
   for (let i = 0; i < ids.length; i += 500) {
     const rows = await trx
       .selectFrom('customers')
@@ -151,14 +166,5 @@ export async function customersWritten(
         row.birthday_granted_year === null || row.birthday_granted_year === undefined ? null : Number(row.birthday_granted_year),
       );
   }
-  await updateRows(
-    trx,
-    'customers',
-    ['shop_id', 'remote_id'],
-    changed.map((w) => ({
-      shop_id: shopId,
-      remote_id: w.remoteId,
-      birthday_next_at: w.birthday === null ? null : nextBirthday(w.birthday, now, granted.get(w.remoteId) ?? null),
-    })),
-  );
+  return granted;
 }

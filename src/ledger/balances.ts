@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { lockedRows, perKey } from '../db/dialect.js';
-import type { DB } from '../db/tables.js';
+import type { CustomersTable, DB } from '../db/tables.js';
 import { getShop } from '../shops/repository.js';
 import { inactivityDue, mayBeDue } from './inactivity.js';
 import { CUSTOMER, expiredSumSql, nextExpiryAmountSql, nextExpirySql, toNextExpiry, type NextExpiry } from './lots-repository.js';
@@ -156,7 +156,7 @@ export async function lockBalances(
   remoteIds: readonly number[],
   now: number,
   /** Other columns of the customers to read with the same statement, handed to `each`. */
-  also?: { columns: readonly 'email'[]; each(row: Record<string, unknown>): void },
+  also?: { columns: readonly (keyof CustomersTable)[]; each(row: Record<string, unknown>): void },
 ): Promise<Map<number, Balances>> {
   const sorted = [...new Set(remoteIds)].sort((a, b) => a - b);
   const rows: (StoredColumns & { remote_id: number })[] = [];

@@ -79,11 +79,53 @@ async function writeOff(
     shopId,
     lots.map((lot) => ({ id: lot.id, remaining: 0 })),
   );
-
   const touched = [...customers.keys()];
-  /** The points or credits written off a customer. */
-  const written = (remoteId: number, kind: LotKind) =>
+  const written = writtenOff(lots);
+  await storeWrittenOff(trx, shopId, balances, customers, written, now);
+  if (lots.length === 0) return 0;
+
+  // The webhooks show each customer's e-mail.
+  const emails = (await wantsTopics(trx, shopId, [EXPIRED])) ? await findCustomers(trx, shopId, touched.map(String)) : null;
+  const ids = await allocateIds(trx, shopId, 'points_events', lots.length);
+  const events = offs.map((off, i) => expirationEvent(shopId, ids[i]!, off, now));
+  // The report's aggregates, in the same statement (totals.ts).
+  let holders = 0;
+  for (const remoteId of touched) {
+    const points = balances.get(remoteId)!.stored.points;
+    holders += Number(points - written(remoteId, 'points') > 0) - Number(points > 0);
+  }
+  await writeRows(trx, [
+    { insert: 'points_events', rows: events },
+    { insert: 'lot_consumptions', rows: lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })) },
+    ...totalsWrites(trx, shopId, events, { holders }),
+  ]);
+  if (emails !== null)
+    await enqueueEvents(
+      trx,
+      shopId,
+      EXPIRED,
+      events.map((e) => eventJson(e, emails.get(String(e.customer_remote_id))?.email ?? null)),
+      now,
+    );
+  return events.length;
+}
+
+/** The points or credits written off each customer, by these lots. */
+const writtenOff =
+  (lots: readonly ExpiredLot[]) =>
+  (remoteId: number, kind: LotKind): number =>
     lots.reduce((sum, l) => (l.customerRemoteId === remoteId && l.kind === kind ? sum + l.remaining : sum), 0);
+
+/** The customers' stored balances less what was written off, their next expiries (read after the lots were emptied) and activity times. */
+async function storeWrittenOff(
+  trx: DB,
+  shopId: number,
+  balances: ReadonlyMap<number, Balances>,
+  customers: ReadonlyMap<number, number | null>,
+  written: (remoteId: number, kind: LotKind) => number,
+  now: number,
+): Promise<void> {
+  const touched = [...customers.keys()];
   const next = await nextExpiries(trx, shopId, touched, Number.MIN_SAFE_INTEGER);
   await updateRows(
     trx,
@@ -106,14 +148,13 @@ async function writeOff(
       };
     }),
   );
-  if (lots.length === 0) return 0;
+}
 
-  // The webhooks show each customer's e-mail.
-  const emails = (await wantsTopics(trx, shopId, [EXPIRED])) ? await findCustomers(trx, shopId, touched.map(String)) : null;
-  const ids = await allocateIds(trx, shopId, 'points_events', lots.length);
-  const events: PointsEventsTable[] = offs.map(({ lot, at, points, credits }, i) => ({
+/** The `expiration` event of a lot written off, showing the customer's available balances. */
+function expirationEvent(shopId: number, id: number, { lot, at, points, credits }: WriteOff, now: number): PointsEventsTable {
+  return {
     shop_id: shopId,
-    id: ids[i]!,
+    id,
     customer_remote_id: lot.customerRemoteId,
     source: EXPIRATION_SOURCE,
     points_amount: lot.kind === 'points' ? -lot.remaining : 0,
@@ -128,27 +169,7 @@ async function writeOff(
     credits_balance: credits,
     reverses_event_id: null,
     redemption_id: null,
-  }));
-  // The report's aggregates, in the same statement (totals.ts).
-  let holders = 0;
-  for (const remoteId of touched) {
-    const points = balances.get(remoteId)!.stored.points;
-    holders += Number(points - written(remoteId, 'points') > 0) - Number(points > 0);
-  }
-  await writeRows(trx, [
-    { insert: 'points_events', rows: events },
-    { insert: 'lot_consumptions', rows: lots.map((lot, i) => ({ shop_id: shopId, event_id: ids[i]!, lot_id: lot.id, amount: lot.remaining })) },
-    ...totalsWrites(trx, shopId, events, { holders }),
-  ]);
-  if (emails !== null)
-    await enqueueEvents(
-      trx,
-      shopId,
-      EXPIRED,
-      events.map((e) => eventJson(e, emails.get(String(e.customer_remote_id))?.email ?? null)),
-      now,
-    );
-  return events.length;
+  };
 }
 
 /**

@@ -41,7 +41,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   const lots = await readLots(trx, shopId, postings, balances, now);
   const earnedSince = await readEarnedSince(trx, shopId, postings, balances, from);
   const plan = planPostings({ ...input, lots, window: { from, earnedSince } });
-  const written = await writePlan(trx, shopId, plan, now, { announced, alongside: options.alongside });
+  const written = await writePlan(trx, shopId, plan, now, { announced, alongside: options.alongside, writes: options.writes, columns: options.columns });
   return {
     failures: [],
     get events() {

@@ -123,6 +123,18 @@ export interface PostOptions {
   pending?: ReadonlyMap<number, number>;
   /** A row of another table written with the events (a redemption): see Alongside. */
   alongside?: Alongside;
+  /**
+   * The caller's rows written with the balances, in their statement (an aggregate the
+   * programme keeps beside the ledger: the order days of a tier metric).
+   */
+  writes?: readonly RowWrite[];
+  /**
+   * Other columns of customers, set with their balances in the same update: every customer
+   * here that the plan writes (those of the postings and of `pending`; `Posted.changed` names
+   * them) gets these, and every customer the plan writes must be here when it is given, with
+   * the same columns.
+   */
+  columns?: ReadonlyMap<number, Record<string, unknown>>;
 }
 
 /**

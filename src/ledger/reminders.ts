@@ -1,4 +1,5 @@
 import { DAY_MS, isoTime } from '../clock.js';
+import { sql } from 'kysely';
 import { lockedRows, transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { findCustomers } from '../customers/repository.js';
@@ -14,6 +15,8 @@ import { customersByTime, type DueCustomer, type TimeCursor } from './expiry-rep
 // cursor kept per shop and reminder (expiry_reminder_cursors), so a run reads only what became
 // due since the last one; a reminder sent is a row of expiry_reminders, whose key makes it
 // once only across processes and restarts, written with its outbox deliveries in one transaction.
+// Once the expiry it reminds of has passed (and a day more, for a process whose clock lags), no
+// run can send it again (dueAfter: only expiries after now): the job prunes it.
 
 /** Customers per transaction. */
 export const REMINDERS_PER_TRANSACTION = 100;
@@ -124,4 +127,28 @@ export async function sendExpiryReminders(db: DB, now: number): Promise<number> 
     }
   }
   return read;
+}
+
+/** Reminders pruned per statement. */
+export const REMINDERS_PRUNED_PER_BATCH = 1_000;
+
+/**
+ * Deletes the reminders, of every shop, whose expiry passed over a day before `now`: a bounded
+ * batch per statement, oldest first through the expiry_reminders_expires index (migration
+ * 022), at most `maxBatches` of them a run. Returns how many were deleted.
+ */
+export async function pruneExpiryReminders(db: DB, now: number, batch = REMINDERS_PRUNED_PER_BATCH, maxBatches = 100): Promise<number> {
+  const before = now - DAY_MS;
+  let total = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const result = await sql`delete from expiry_reminders where (shop_id, customer_remote_id, expires_at, days_before) in (
+      select shop_id, customer_remote_id, expires_at, days_before from expiry_reminders where expires_at < ${before} order by expires_at limit ${batch})`.execute(
+      db,
+    );
+    const deleted = Number(result.numAffectedRows ?? 0);
+    total += deleted;
+    if (deleted < batch) break;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return total;
 }

@@ -1,4 +1,4 @@
-import { allocateIdsOf, lockIds, writeRows } from '../db/dialect.js';
+import { allocateIdsOf, lockIds, writeRows, type RowWrite } from '../db/dialect.js';
 import type { CustomerEarnedDaysTable, DB, LotConsumptionsTable, PointsEventsTable, PointsLotsTable } from '../db/tables.js';
 import { enqueueEvents } from '../events/outbox.js';
 import { getShop } from '../shops/repository.js';
@@ -22,6 +22,10 @@ export interface WriteOptions {
   /** The shop has a webhook for points_event.created. */
   announced: boolean;
   alongside?: Alongside | undefined;
+  /** The caller's rows, written with the balances (PostOptions.writes). */
+  writes?: readonly RowWrite[] | undefined;
+  /** Other columns of the customers, set with their balances (PostOptions.columns). */
+  columns?: ReadonlyMap<number, Record<string, unknown>> | undefined;
 }
 
 export interface Written {
@@ -39,7 +43,8 @@ export async function writePlan(trx: DB, shopId: number, plan: LedgerPlan, now: 
   const balances = await settleBalances(trx, shopId, plan, now);
   await writeRows(trx, [
     addEarnedDays(earnedDayRows(shopId, plan)),
-    { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances, now) },
+    ...(options.writes ?? []),
+    { update: 'customers', key: ['shop_id', 'remote_id'], rows: customerRows(shopId, plan, balances, now, options.columns) },
   ]);
 
   const totals = totalsChange(plan, now);
@@ -133,7 +138,13 @@ function earnedDayRows(shopId: number, plan: LedgerPlan): CustomerEarnedDaysTabl
   return rows;
 }
 
-function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<number, Balances>, now: number): Record<string, unknown>[] {
+function customerRows(
+  shopId: number,
+  plan: LedgerPlan,
+  balances: ReadonlyMap<number, Balances>,
+  now: number,
+  columns?: ReadonlyMap<number, Record<string, unknown>>,
+): Record<string, unknown>[] {
   const rows = plan.customers.map((c) => {
     const next = balances.get(c.remoteId)!.stored.nextExpiry;
     const row: Record<string, unknown> = {
@@ -154,6 +165,7 @@ function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<nu
       // (docs/pagination.md, "updated_at").
       updated_at: now,
     };
+    if (columns !== undefined) Object.assign(row, columns.get(c.remoteId));
     return row;
   });
   // A column no customer of the plan changes is left out of the statement: SQLite rewrites the
@@ -176,6 +188,11 @@ function customerRows(shopId: number, plan: LedgerPlan, balances: ReadonlyMap<nu
 /** Columns that may be left out of the customers' update, and when a row leaves its column as stored. */
 const UNCHANGED_WHEN: readonly (readonly [string, (before: Balances, row: Record<string, unknown>) => boolean])[] = [
   ['credits_balance', (b, row) => row.credits_balance === b.stored.credits],
+  ['points_pending', (b, row) => row.points_pending === b.pending],
+  ['tier_window_from', (b, row) => row.tier_window_from === b.windowFrom],
+  ['next_expiry_at', (b, row) => row.next_expiry_at === (b.stored.nextExpiry?.at ?? null)],
+  ['next_expiry_points', (b, row) => row.next_expiry_points === (b.stored.nextExpiry?.points ?? 0)],
+  ['next_expiry_credits', (b, row) => row.next_expiry_credits === (b.stored.nextExpiry?.credits ?? 0)],
   ['points_earned_lifetime', (b, row) => row.points_earned_lifetime === b.earnedLifetime],
   ['points_spent_lifetime', (b, row) => row.points_spent_lifetime === b.spentLifetime],
   ['points_active_at', (b, row) => row.points_active_at === b.activeAt],

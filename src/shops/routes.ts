@@ -2,13 +2,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { isoTime } from '../clock.js';
-import { isTimeZone } from '../core/time-zones.js';
 import { undescribed } from '../core/validation.js';
 import { validationError } from '../errors.js';
 import { runWrite } from '../http/idempotency.js';
 import { DataEnvelope, errorResponses } from '../http/schemas.js';
 import { getShop, TIER_METRICS, TIER_WINDOWS, updateShop, type Shop as ShopRow, type ShopSettings } from './repository.js';
-import { ExpiryFields, ExpiryUpdateFields, expirySettingErrors } from './expiry-settings.js';
+import { ExpiryFields, ExpiryUpdateFields } from './expiry-settings.js';
+import { shopSettingErrors } from './settings.js';
 import { rekeyDays } from '../ledger/totals.js';
 
 const VipTierWindow = Type.Union([Type.Literal(TIER_WINDOWS[0]), Type.Literal(TIER_WINDOWS[1]), Type.Literal(TIER_WINDOWS[2])], {
@@ -125,22 +125,8 @@ export function registerShopRoutes(server: FastifyInstance): void {
     },
     async (request, reply) =>
       runWrite(request, reply, async (trx, audit) => {
-        const zone = request.body.timezone;
         const before = (await getShop(trx, request.shop.id))!;
-        const errors = expirySettingErrors(request.body as ShopSettings, before);
-        if (zone !== undefined && !isTimeZone(zone)) {
-          errors.unshift({
-            param: 'timezone',
-            code: 'invalid_time_zone',
-            message: `timezone must be an IANA time zone name such as Europe/Berlin, got ${JSON.stringify(zone)}`,
-          });
-        }
-        const metric = request.body.vip_tier_metric ?? before.vip_tier_metric;
-        const currency = request.body.currency === undefined ? before.currency : request.body.currency;
-        if (metric === 'amount_spent' && currency === null) {
-          const param = request.body.currency === null ? 'currency' : 'vip_tier_metric';
-          errors.push({ param, code: 'currency_required', message: "vip_tier_metric amount_spent needs the shop's currency: set currency too" });
-        }
+        const errors = shopSettingErrors(request.body as ShopSettings, before);
         if (errors.length > 0) throw validationError(errors);
         audit.before = shopJson(before);
         const shop = await updateShop(trx, request.shop.id, request.body, app.clock(), rekeyDays);

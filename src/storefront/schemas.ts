@@ -91,6 +91,23 @@ export const Programme = Type.Object(
     vip_tiers: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer(), earning_multiplier: Type.Number() }), {
       description: 'Every tier, lowest threshold first',
     }),
+    campaigns: Type.Array(
+      Type.Object({
+        name: Type.String({ examples: ['Double points weekend'] }),
+        status: Type.Union([Type.Literal('active'), Type.Literal('scheduled')], { description: 'active: running now; scheduled: starts later' }),
+        starts_at: Type.String({ format: 'date-time', description: 'Orders placed from this instant earn under it' }),
+        ends_at: Type.String({ format: 'date-time', description: 'Orders placed from this instant no longer earn under it' }),
+        multiplier: Nullable(
+          Type.Number({ description: 'What an order earns (after the VIP multiplier) is multiplied by this; null for none', examples: [2] }),
+        ),
+        bonus_points: Nullable(Type.Integer({ description: 'Points added to what each order earns; null for none', examples: [50] })),
+        vip_tier_ids: Type.Array(Type.Integer(), { description: 'The VIP tiers (of vip_tiers) whose members it is for; empty for everyone' }),
+      }),
+      {
+        description:
+          'The campaigns running now or later (never an ended or cancelled one), soonest first: an order earns under the one that gives it the most, none stacks',
+      },
+    ),
   },
   { $id: 'StorefrontProgramme', title: 'Programme' },
 );

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { updateRows, writeRows } from '../db/dialect.js';
+import { updateRows, type RowWrite } from '../db/dialect.js';
 import type { CustomerOrderDaysTable, DB } from '../db/tables.js';
 import { dayOf, windowStart } from '../ledger/earned-window.js';
 import type { Shop } from '../shops/repository.js';
@@ -41,6 +41,12 @@ export function countedOf(order: {
 const same = (a: Counted | null, b: Counted | null) =>
   a === b || (a !== null && b !== null && a.customer === b.customer && a.day === b.day && a.currency === b.currency && a.amount === b.amount);
 
+/** A customer's order sums, or their change: amount spent (hundredths) and orders paid. */
+export interface OrderSums {
+  amount: number;
+  orders: number;
+}
+
 /** The order days' changes of orders that counted `before` and count `after` now, summed by day. */
 export class OrderDays {
   private readonly rows = new Map<string, CustomerOrderDaysTable>();
@@ -67,20 +73,22 @@ export class OrderDays {
     return this.rows.size;
   }
 
-  /** Writes the changes (one statement) and returns each customer's change within the shop's window and currency. */
-  async write(trx: DB, shop: Shop, now: number): Promise<Map<number, { amount: number; orders: number }>> {
+  /** The changes as rows of customer_order_days, to add to what is stored (an upsert that adds). */
+  write(): RowWrite {
     const rows = [...this.rows.values()].filter((r) => r.amount !== 0 || r.orders !== 0);
-    if (rows.length > 0)
-      await writeRows(trx, [
-        {
-          insert: 'customer_order_days',
-          rows,
-          onConflict: { key: ['shop_id', 'customer_remote_id', 'day', 'currency'], update: [], add: ['amount', 'orders'] },
-        },
-      ]);
+    return {
+      insert: 'customer_order_days',
+      rows,
+      onConflict: { key: ['shop_id', 'customer_remote_id', 'day', 'currency'], update: [], add: ['amount', 'orders'] },
+    };
+  }
+
+  /** Each customer's change within the shop's window and currency (every customer of a change, 0 outside the window). */
+  deltas(shop: Shop, now: number): Map<number, OrderSums> {
     const start = windowStart(shop.vip_tier_window, now);
-    const byCustomer = new Map<number, { amount: number; orders: number }>();
-    for (const r of rows) {
+    const byCustomer = new Map<number, OrderSums>();
+    for (const r of this.rows.values()) {
+      if (r.amount === 0 && r.orders === 0) continue;
       const sum = byCustomer.get(r.customer_remote_id) ?? { amount: 0, orders: 0 };
       if (r.day >= start) {
         sum.orders += r.orders;
@@ -93,7 +101,7 @@ export class OrderDays {
 }
 
 /** The customer columns a TierSubject is read from. */
-const SUBJECT_COLUMNS = [
+export const SUBJECT_COLUMNS = [
   'remote_id',
   'email',
   'vip_tier_id',
@@ -104,7 +112,7 @@ const SUBJECT_COLUMNS = [
   'order_window_key',
 ] as const;
 
-interface SubjectRow {
+export interface SubjectRow {
   remote_id: number;
   email: string | null;
   vip_tier_id: number | null;
@@ -129,7 +137,7 @@ export function metricValue(
 }
 
 /** Makes the order sums of customers whose key is another one again from their order days (one statement). */
-async function sumOrderDays(trx: DB, shop: Shop, remoteIds: readonly number[], now: number): Promise<Map<number, { amount: number; orders: number }>> {
+async function sumOrderDays(trx: DB, shop: Shop, remoteIds: readonly number[], now: number): Promise<Map<number, OrderSums>> {
   const start = windowStart(shop.vip_tier_window, now);
   const rows = await trx
     .selectFrom('customer_order_days')
@@ -156,7 +164,7 @@ export async function tierSubjects(
   shop: Shop,
   remoteIds: readonly number[],
   now: number,
-  deltas?: ReadonlyMap<number, { amount: number; orders: number }>,
+  deltas?: ReadonlyMap<number, OrderSums>,
 ): Promise<TierSubject[]> {
   const subjects: TierSubject[] = [];
   for (let i = 0; i < remoteIds.length; i += 500) {
@@ -183,49 +191,110 @@ function subjectOf(shop: Shop, row: SubjectRow): TierSubject {
   };
 }
 
-async function bringSums(
-  trx: DB,
-  shop: Shop,
-  rows: SubjectRow[],
-  now: number,
-  deltas?: ReadonlyMap<number, { amount: number; orders: number }>,
-): Promise<void> {
-  const key = orderWindowKey(shop, now);
-  const stale = rows.filter((r) => r.order_window_key !== key);
-  const summed =
-    stale.length === 0
-      ? new Map()
-      : await sumOrderDays(
-          trx,
-          shop,
-          stale.map((r) => Number(r.remote_id)),
-          now,
-        );
-  const writes: Record<string, unknown>[] = [];
-  for (const row of rows) {
-    const before = { amount: Number(row.amount_spent_window), orders: Number(row.orders_count_window) };
-    let after = before;
-    if (row.order_window_key !== key) after = summed.get(Number(row.remote_id)) ?? { amount: 0, orders: 0 };
-    else {
-      const d = deltas?.get(Number(row.remote_id));
-      if (d !== undefined) after = { amount: before.amount + d.amount, orders: before.orders + d.orders };
-    }
-    const moved = after.amount !== before.amount || after.orders !== before.orders;
-    if (!moved && row.order_window_key === key) continue;
-    row.amount_spent_window = after.amount;
-    row.orders_count_window = after.orders;
-    row.order_window_key = key;
-    writes.push({
-      shop_id: shop.id,
-      remote_id: Number(row.remote_id),
-      amount_spent_window: after.amount,
-      orders_count_window: after.orders,
-      order_window_key: key,
-      // The sums show as vip_tier_progress: updated_at moves only when they changed.
-      ...(moved ? { updated_at: now } : {}),
-    });
-  }
-  const [withTime, without] = [writes.filter((w) => 'updated_at' in w), writes.filter((w) => !('updated_at' in w))];
+/** The order sums' columns of a customer, as an order write leaves them. */
+export type SumColumns = Pick<SubjectRow, 'amount_spent_window' | 'orders_count_window' | 'order_window_key'>;
+
+/**
+ * Moves a customer's order sums to the key (`summed`: made again from the order days, where
+ * the key is another one) plus the change `delta`, on the row itself; says whether they moved
+ * and whether the row must be written.
+ */
+function moveSums(row: SubjectRow, key: string, summed: OrderSums | undefined, delta: OrderSums | undefined): { moved: boolean; write: boolean } {
+  const before = { amount: Number(row.amount_spent_window), orders: Number(row.orders_count_window) };
+  const base = row.order_window_key === key ? before : (summed ?? { amount: 0, orders: 0 });
+  const after = { amount: base.amount + (delta?.amount ?? 0), orders: base.orders + (delta?.orders ?? 0) };
+  const moved = after.amount !== before.amount || after.orders !== before.orders;
+  const write = moved || row.order_window_key !== key;
+  row.amount_spent_window = after.amount;
+  row.orders_count_window = after.orders;
+  row.order_window_key = key;
+  return { moved, write };
+}
+
+/** Writes the sums of these rows; updated_at moves only where they changed (they show as vip_tier_progress). */
+async function writeSums(trx: DB, shop: Shop, rows: readonly SubjectRow[], moved: ReadonlySet<number>, now: number): Promise<void> {
+  const write = (row: SubjectRow, at: object) => ({
+    shop_id: shop.id,
+    remote_id: Number(row.remote_id),
+    amount_spent_window: row.amount_spent_window,
+    orders_count_window: row.orders_count_window,
+    order_window_key: row.order_window_key,
+    ...at,
+  });
+  const withTime = rows.filter((r) => moved.has(Number(r.remote_id))).map((r) => write(r, { updated_at: now }));
+  const without = rows.filter((r) => !moved.has(Number(r.remote_id))).map((r) => write(r, {}));
   if (withTime.length > 0) await updateRows(trx, 'customers', ['shop_id', 'remote_id'], withTime);
   if (without.length > 0) await updateRows(trx, 'customers', ['shop_id', 'remote_id'], without);
+}
+
+/** Brings the rows' sums to the current key after the order days were written (plus `deltas` where the key holds), and writes them. */
+async function bringSums(trx: DB, shop: Shop, rows: SubjectRow[], now: number, deltas?: ReadonlyMap<number, OrderSums>): Promise<void> {
+  const key = orderWindowKey(shop, now);
+  const stale = rows.filter((r) => r.order_window_key !== key).map((r) => Number(r.remote_id));
+  const summed = stale.length === 0 ? new Map<number, OrderSums>() : await sumOrderDays(trx, shop, stale, now);
+  const moved = new Set<number>();
+  const writes: SubjectRow[] = [];
+  for (const row of rows) {
+    const id = Number(row.remote_id);
+    // Made again from the order days, the sums hold this write's changes already.
+    const change = moveSums(row, key, summed.get(id), row.order_window_key === key ? deltas?.get(id) : undefined);
+    if (change.moved) moved.add(id);
+    if (change.write) writes.push(row);
+  }
+  await writeSums(trx, shop, writes, moved, now);
+}
+
+/** An order write's order sums, worked out before its order days are written (orderSumsBefore). */
+export interface OrderSumsPlan {
+  /** The sums' columns of every customer read, as the write leaves them: set with their balances (PostOptions.columns). */
+  columns: Map<number, SumColumns>;
+  /** The customers whose sums must be written (moved, or brought to the current key), and those whose sums moved. */
+  writes: SubjectRow[];
+  moved: Set<number>;
+  /** The tier subjects of the customers whose order days change, as read here. */
+  subjects: TierSubject[];
+}
+
+/**
+ * The order sums of these customers (read and locked with SUBJECT_COLUMNS, by remote_id) after
+ * an order write's changes `deltas`, worked out before its order days are written, so that
+ * they are set with the customers' balances: where the key is another one, made again from
+ * the order days as stored plus the change. Changes of customers not read are left out.
+ */
+export async function orderSumsBefore(
+  trx: DB,
+  shop: Shop,
+  rows: ReadonlyMap<number, SubjectRow>,
+  deltas: ReadonlyMap<number, OrderSums>,
+  now: number,
+): Promise<OrderSumsPlan> {
+  const key = orderWindowKey(shop, now);
+  const stale = [...deltas.keys()].filter((id) => rows.has(id) && rows.get(id)!.order_window_key !== key);
+  const summed = stale.length === 0 ? new Map<number, OrderSums>() : await sumOrderDays(trx, shop, stale, now);
+  const plan: OrderSumsPlan = { columns: new Map(), writes: [], moved: new Set(), subjects: [] };
+  for (const [id, row] of rows) {
+    if (deltas.has(id)) {
+      const change = moveSums(row, key, summed.get(id), deltas.get(id));
+      if (change.moved) plan.moved.add(id);
+      if (change.write) plan.writes.push(row);
+      plan.subjects.push(subjectOf(shop, row));
+    }
+    plan.columns.set(id, {
+      amount_spent_window: Number(row.amount_spent_window),
+      orders_count_window: Number(row.orders_count_window),
+      order_window_key: row.order_window_key,
+    });
+  }
+  return plan;
+}
+
+/** Writes the sums of an OrderSumsPlan's customers that the ledger did not (`written`: those it set with their balances). */
+export async function writeOrderSums(trx: DB, shop: Shop, plan: OrderSumsPlan, written: ReadonlySet<number>, now: number): Promise<void> {
+  await writeSums(
+    trx,
+    shop,
+    plan.writes.filter((r) => !written.has(Number(r.remote_id))),
+    plan.moved,
+    now,
+  );
 }

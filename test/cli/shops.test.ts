@@ -124,6 +124,112 @@ describe(`loyalty shops and tokens (${TEST_DIALECT})`, () => {
     expect((await get(zoned.token)).json().data.timezone).toBe('America/New_York');
   });
 
+  it('sets every setting PATCH /shop takes, on create and on update, and the API shows them', async () => {
+    const created = JSON.parse(
+      await ok(
+        url,
+        ...['shops', 'create', '--name', 'Programme', '--points-pending-days', '14', '--vip-tier-metric', 'amount_spent', '--currency', 'EUR'],
+        ...['--vip-tier-window', 'calendar_year', '--vip-tier-retention-days', '90', '--no-restore-redeemed-points-on-refund'],
+        ...['--points-expiry-mode', 'inactivity', '--points-inactivity-days', '365', '--expiry-reminder-days', '7,30', '--json'],
+      ),
+    );
+    const settings = {
+      points_pending_days: 14,
+      vip_tier_metric: 'amount_spent',
+      currency: 'EUR',
+      vip_tier_window: 'calendar_year',
+      vip_tier_retention_days: 90,
+      restore_redeemed_points_on_refund: false,
+      points_expiry_mode: 'inactivity',
+      points_inactivity_days: 365,
+      expiry_reminder_days: [30, 7],
+    };
+    expect(created.shop).toMatchObject(settings);
+    expect((await get(created.token)).json().data).toMatchObject({ ...settings, points_inactivity_since: expect.any(String) });
+    const id = String(created.shop.id);
+    const updated = JSON.parse(
+      await ok(
+        url,
+        ...['shops', 'update', id, '--vip-tier-metric', 'orders_count', '--currency', 'none', '--vip-tier-retention-days', 'none'],
+        ...[
+          '--restore-redeemed-points-on-refund',
+          '--points-expiry-mode',
+          'per_lot',
+          '--points-inactivity-days',
+          'none',
+          '--expiry-reminder-days',
+          'none',
+          '--json',
+        ],
+      ),
+    );
+    const changed = {
+      vip_tier_metric: 'orders_count',
+      currency: null,
+      vip_tier_retention_days: null,
+      restore_redeemed_points_on_refund: true,
+      points_expiry_mode: 'per_lot',
+      points_inactivity_days: null,
+      points_inactivity_since: null,
+      expiry_reminder_days: [],
+    };
+    expect(updated.shop).toMatchObject({ ...changed, points_pending_days: 14 });
+    expect((await get(created.token)).json().data).toMatchObject(changed);
+  });
+
+  it('refuses a setting exactly as PATCH /shop does, names its flag, and changes nothing', async () => {
+    const { shop, token } = JSON.parse(await ok(url, 'shops', 'create', '--name', 'Judged', '--json'));
+    // Every failure of the schema at once (as the API reports them all), then each check against the shop.
+    const cases: [Record<string, unknown>, string[]][] = [
+      [
+        {
+          points_pending_days: -1,
+          vip_tier_metric: 'visits',
+          vip_tier_window: 'weekly',
+          vip_tier_retention_days: 0,
+          currency: 'eur',
+          points_inactivity_days: 'soon',
+          expiry_reminder_days: [30, 'x'],
+        },
+        [
+          ...['--points-pending-days', '-1', '--vip-tier-metric', 'visits', '--vip-tier-window', 'weekly', '--vip-tier-retention-days', '0'],
+          ...['--currency', 'eur', '--points-inactivity-days', 'soon', '--expiry-reminder-days', '30,x'],
+        ],
+      ],
+      [{ points_pending_days: 366, expiry_reminder_days: [1, 2, 3, 4] }, ['--points-pending-days', '366', '--expiry-reminder-days', '1,2,3,4']],
+      [{ vip_tier_metric: 'amount_spent' }, ['--vip-tier-metric', 'amount_spent']],
+      [{ points_expiry_mode: 'inactivity' }, ['--points-expiry-mode', 'inactivity']],
+      [{ expiry_reminder_days: [7, 7] }, ['--expiry-reminder-days', '7,7']],
+      [
+        { points_expiry_mode: 'inactivity', points_inactivity_days: 10, expiry_reminder_days: [30] },
+        ['--points-expiry-mode', 'inactivity', '--points-inactivity-days', '10', '--expiry-reminder-days', '30'],
+      ],
+    ];
+    const before = (await get(token)).json().data;
+    const runs = cases.flatMap(([body, args]) =>
+      [
+        ['shops', 'update', String(shop.id), ...args],
+        ['shops', 'create', '--name', 'Refused', ...args],
+      ].map((command) => ({ body, command })),
+    );
+    const results = await Promise.all(runs.map(({ command }) => cli(url, ...command)));
+    for (const [i, { body, command }] of runs.entries()) {
+      const res = await app.inject({ method: 'PATCH', url: `${API}/shop`, headers: { authorization: `Bearer ${token}` }, payload: body });
+      expect(res.statusCode, JSON.stringify(body)).toBe(422);
+      const details = res.json().error.details as { param: string; code: string; message: string }[];
+      expect(details.length).toBeGreaterThan(body === cases[0]![0] ? 6 : 0);
+      expect(results[i]!.code, command.join(' ')).toBe(2);
+      for (const d of details) {
+        const flag = `--${d.param.replace(/\[\d+\]$/, '').replace(/_/g, '-')}`;
+        expect(results[i]!.stderr, command.join(' ')).toContain(`${flag}: ${d.message} (${d.code})`);
+      }
+    }
+    expect((await get(token)).json().data).toEqual(before);
+    const names = JSON.parse(await ok(url, 'shops', 'list', '--json')).shops.map((s: { name: string }) => s.name);
+    expect(names).not.toContain('Refused');
+    // A dozen CLI processes at once, on a shared machine.
+  }, 180_000);
+
   it('creates, lists and revokes tokens; a revoked token answers 401, the others keep working', async () => {
     const { shop, token: first } = JSON.parse(await ok(url, 'shops', 'create', '--name', 'Tokens', '--json'));
     const second = JSON.parse(await ok(url, 'tokens', 'create', '--shop', String(shop.id), '--name', 'ci', '--json'));

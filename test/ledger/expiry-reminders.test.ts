@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { connect, type Database } from '../../src/db/connect.js';
 import { jobs } from '../../src/jobs.js';
+import { pruneExpiryReminders } from '../../src/ledger/reminders.js';
 import { API, DAY, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { createWebhook, FakeTransport, storedDeliveries } from '../webhooks/fixtures.js';
@@ -171,5 +172,36 @@ describe(`expiry reminders (${TEST_DIALECT})`, () => {
       ['1', 30, due(30), 3],
     ]);
     await expectConsistentLedger(t, null);
+  });
+
+  it('prunes a reminder a day after the expiry it reminds of, in bounded batches, and never sends it again', async () => {
+    const stored = async () =>
+      (
+        await t.database.db
+          .selectFrom('expiry_reminders')
+          .select(['shop_id', 'customer_remote_id', 'expires_at', 'days_before'])
+          .orderBy('shop_id')
+          .orderBy('expires_at')
+          .orderBy('customer_remote_id')
+          .orderBy('days_before')
+          .execute()
+      ).map((r) => [Number(r.shop_id), Number(r.customer_remote_id), Number(r.expires_at), Number(r.days_before)]);
+    const all = await stored();
+    const mine = (expiresAt: number) => all.filter(([shop, , at]) => shop === t.shop.id && at === expiresAt);
+    expect(mine(at(40))).toHaveLength(2);
+    expect(mine(at(50))).toHaveLength(2);
+    const sentBefore = (await sent()).length;
+    // Until a day after its expiry a reminder stays; then the batches take the oldest first.
+    expect(await pruneExpiryReminders(t.database.db, at(41))).toBe(0);
+    expect(await pruneExpiryReminders(t.database.db, at(41) + 1, 1, 1)).toBe(1);
+    expect(await stored()).toEqual(all.filter((r) => r !== mine(at(40))[0]));
+    expect(await pruneExpiryReminders(t.database.db, at(51) + 1, 2)).toBe(3);
+    expect(await stored()).toEqual(all.filter(([, , expiresAt]) => expiresAt! > at(50)));
+    // The job prunes what passed by its clock, and the reminders pruned are not sent again.
+    t.clock.now = at(82);
+    await jobs.find((j) => j.name === 'prune-expiry-reminders')!.run(t.app);
+    expect((await stored()).filter(([shop]) => shop === t.shop.id)).toEqual([]);
+    await remind(t.app);
+    expect(await sent()).toHaveLength(sentBefore);
   });
 });

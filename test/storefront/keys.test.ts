@@ -90,6 +90,7 @@ describe(`the public programme and CORS (${TEST_DIALECT})`, () => {
       ],
       rewards: [{ id: expect.any(Number), name: 'Tote', kind: 'free_product', value: 12, points_price: 400 }],
       vip_tiers: [],
+      campaigns: [],
     });
     expect(res.headers['cache-control']).toBe('public, max-age=60');
     const again = await t.app.inject({
@@ -101,6 +102,60 @@ describe(`the public programme and CORS (${TEST_DIALECT})`, () => {
     for (const headers of [{}, { 'x-publishable-key': 'pk_nope' }, { authorization: `Bearer ${t.token}` }]) {
       expect((await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers })).statusCode).toBe(401);
     }
+  });
+
+  it('shows the campaigns running now and later, soonest first, with what a shopper earns by them and nothing internal', async () => {
+    const key = await createKey(t);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const now = t.clock.now;
+    const HOUR = 3_600_000;
+    const gold = (await t.request('POST', `${API}/vip_tiers`, { body: { name: 'Gold', points_threshold: 1000 } })).json().data.id;
+    const campaign = async (body: Record<string, unknown>) => {
+      const res = await t.request('POST', `${API}/campaigns`, { body });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json().data.id as number;
+    };
+    await campaign({ name: 'Ended', multiplier: 2, starts_at: iso(now - 5 * HOUR), ends_at: iso(now - HOUR) });
+    const cancelled = await campaign({ name: 'Cancelled', bonus_points: 10, starts_at: iso(now - HOUR), ends_at: iso(now + HOUR) });
+    expect((await t.request('POST', `${API}/campaigns/${cancelled}/cancel`)).statusCode).toBe(200);
+    await campaign({
+      name: 'Gold weekend',
+      multiplier: 1.5,
+      bonus_points: 20,
+      vip_tier_ids: [gold],
+      starts_at: iso(now + 2 * HOUR),
+      ends_at: iso(now + 50 * HOUR),
+    });
+    await campaign({ name: 'Double points', multiplier: 2, starts_at: iso(now - HOUR), ends_at: iso(now + 3 * HOUR) });
+    const programme = () => t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers: { 'x-publishable-key': key.publishable_key } });
+    const res = await programme();
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().data.campaigns).toEqual([
+      {
+        name: 'Double points',
+        status: 'active',
+        starts_at: iso(now - HOUR),
+        ends_at: iso(now + 3 * HOUR),
+        multiplier: 2,
+        bonus_points: null,
+        vip_tier_ids: [],
+      },
+      {
+        name: 'Gold weekend',
+        status: 'scheduled',
+        starts_at: iso(now + 2 * HOUR),
+        ends_at: iso(now + 50 * HOUR),
+        multiplier: 1.5,
+        bonus_points: 20,
+        vip_tier_ids: [gold],
+      },
+    ]);
+    // Once the first ends and the second starts, the answer (and its ETag) says so.
+    t.clock.now = now + 3 * HOUR;
+    const later = await programme();
+    expect(later.json().data.campaigns.map((c: { name: string; status: string }) => [c.name, c.status])).toEqual([['Gold weekend', 'active']]);
+    expect(later.headers.etag).not.toBe(res.headers.etag);
+    t.clock.now = now;
   });
 
   it("answers CORS, preflight included, for exactly the key's origins; merchant paths send none", async () => {

@@ -19,6 +19,7 @@ import * as m018 from './018_access.js';
 import * as m019 from './019_campaigns.js';
 import * as m020 from './020_expiry_modes.js';
 import * as m021 from './021_tier_metrics.js';
+import * as m022 from './022_expiry_reminders_pruned.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '019_campaigns': m019,
   '020_expiry_modes': m020,
   '021_tier_metrics': m021,
+  '022_expiry_reminders_pruned': m022,
 };
