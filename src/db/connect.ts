@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ConnectionQueue } from './connection-queue.js';
+import { statementName } from './prepared.js';
 import { setWriteDatabase } from './dialect.js';
 import { CachingSqliteDialect } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
@@ -99,6 +100,31 @@ function connectTimeoutMs(maxQueueWaitMs: number | undefined): number {
   return maxQueueWaitMs !== undefined && Number.isFinite(maxQueueWaitMs) ? Math.max(2000, 2 * maxQueueWaitMs) : 10_000;
 }
 
+/** SQLSTATE of "cached plan must not change result type": a named statement's table changed under it. */
+const FEATURE_NOT_SUPPORTED = '0A000';
+const naming = new WeakSet<pg.PoolClient>();
+const stale = new WeakSet<pg.PoolClient>();
+
+/**
+ * Sends prepared queries' SQL (db/prepared.ts) as named statements, which PostgreSQL parses once
+ * per connection and, where a generic plan is no worse, plans once. A statement whose result
+ * columns changed since (`select *` across a migration made by another process) fails on that
+ * connection from then on, so the connection is closed when it is given back.
+ */
+function nameStatements(client: pg.PoolClient): void {
+  if (naming.has(client)) return;
+  naming.add(client);
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const name = typeof args[0] === 'string' && args.length === 2 ? statementName(args[0]) : undefined;
+    if (name === undefined) return query(...args);
+    return query({ name, text: args[0], values: args[1] }).catch((error: { code?: string }) => {
+      if (error?.code === FEATURE_NOT_SUPPORTED) stale.add(client);
+      throw error;
+    });
+  };
+}
+
 /** A pool of `size` PostgreSQL connections, the line in front of it, and Kysely over both. */
 function postgresPool(location: string, size: number, maxQueueWaitMs: number | undefined): { db: DB; queue: ConnectionQueue; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: location, max: size, types: pgTypes, connectionTimeoutMillis: connectTimeoutMs(maxQueueWaitMs) });
@@ -116,12 +142,13 @@ function postgresPool(location: string, size: number, maxQueueWaitMs: number | u
         // would end the process. The query in progress fails on its own (503, http/error-handler.ts)
         // and the pool drops the client when it comes back unqueryable.
         client.on('error', ignore);
+        nameStatements(client);
         const giveBack = client.release;
         client.release = (err?: Error | boolean) => {
           client.release = giveBack;
           client.off('error', ignore);
           release();
-          giveBack.call(client, err);
+          giveBack.call(client, err || stale.has(client));
         };
         return client;
       } catch (error) {

@@ -1,5 +1,6 @@
 import { allocateIds, lockIds } from '../db/dialect.js';
 import { PerTransaction } from '../db/per-transaction.js';
+import { prepareQuery } from '../db/prepared.js';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { DB, ShopsTable } from '../db/tables.js';
 import { parseStoredScopes, storedScopes, type Scope } from './scopes.js';
@@ -155,9 +156,11 @@ export async function createShop(db: DB, settings: ShopSettings & { name: string
   return toShop(row);
 }
 
+const shopRow = prepareQuery<{ shopId: number }, Selectable<ShopsTable>>((db, p) => db.selectFrom('shops').selectAll().where('id', '=', p.value('shopId')));
+
 /** The shop, read once per transaction (updateShop keeps what it wrote): a write reads it in several places. */
 const shops = new PerTransaction<number, Shop | undefined>(async (db, shopId) => {
-  const row = await db.selectFrom('shops').selectAll().where('id', '=', shopId).executeTakeFirst();
+  const [row] = await shopRow(db, { shopId });
   return row && toShop(row);
 });
 
