@@ -177,10 +177,10 @@ function customerRows(
   // The rows are made anew with the columns kept, not `delete`d from: an object that loses a
   // property leaves V8's fast properties, and writeRows reads every value of every row (a
   // 1000-grant batch's rows cost 8.7 ms of CPU that way, against well under one).
-  const columns = Object.keys(rows[0]!).filter((column) => !unchanged.has(column));
+  const written = Object.keys(rows[0]!).filter((column) => !unchanged.has(column));
   return rows.map((row) => {
     const kept: Record<string, unknown> = {};
-    for (const column of columns) kept[column] = row[column];
+    for (const column of written) kept[column] = row[column];
     return kept;
   });
 }
