@@ -194,7 +194,10 @@ describe(`expiry reminders (${TEST_DIALECT})`, () => {
     // Until a day after its expiry a reminder stays; then the batches take the oldest first.
     expect(await pruneExpiryReminders(t.database.db, at(41))).toBe(0);
     expect(await pruneExpiryReminders(t.database.db, at(41) + 1, 1, 1)).toBe(1);
-    expect(await stored()).toEqual(all.filter((r) => r !== mine(at(40))[0]));
+    // One of the two oldest (which of them is the database's choice).
+    const left = await stored();
+    expect(left).toHaveLength(all.length - 1);
+    expect(left.filter(([shop, , expiresAt]) => shop === t.shop.id && expiresAt === at(40))).toHaveLength(1);
     expect(await pruneExpiryReminders(t.database.db, at(51) + 1, 2)).toBe(3);
     expect(await stored()).toEqual(all.filter(([, , expiresAt]) => expiresAt! > at(50)));
     // The job prunes what passed by its clock, and the reminders pruned are not sent again.
