@@ -1,9 +1,8 @@
 import type { DB } from '../db/tables.js';
 import { postEvents } from '../ledger/post.js';
 import type { Posted, Posting, PostOptions } from '../ledger/posting.js';
-import { completeReferralsOf } from '../referrals/service.js';
-import { getShop, type Shop } from '../shops/repository.js';
-import { retier, tiersOf, type TierSubject } from '../tiers/tiers.js';
+import { getShop } from '../shops/repository.js';
+import { retier, tiersOf } from '../tiers/tiers.js';
 
 // What follows a posting in the programme (ARCHITECTURE.md, "How a write flows"):
 // the code that owns a write posts through the ledger and then calls these, in the same
@@ -11,8 +10,8 @@ import { retier, tiersOf, type TierSubject } from '../tiers/tiers.js';
 // after); a customer whose points earned in the tier window moved is given the tier they
 // reach, when the shop's tiers are judged by points earned. Pending points are the ledger's
 // own (PostOptions.pending). An order settlement (orders.ts) follows its postings with
-// followSettlement: the tiers its order sums reach, then the referrals its first paid orders
-// complete.
+// followSettlement (settlement-effects.ts): the tiers its order sums reach, then the referrals
+// its first paid orders complete, whose rewards post through this module in turn.
 
 export interface Effects {
   /** After the ledger wrote: the tiers the changed customers' points earned reach. */
@@ -54,25 +53,4 @@ export async function postWithEffects(trx: DB, shopId: number, postings: readonl
   const posted = await postEvents(trx, shopId, postings, now, options);
   if (posted.failures.length === 0) await effects.follow(posted, now);
   return posted;
-}
-
-/** What an order settlement changed beside its postings. */
-export interface Settled {
-  /** With an order metric, the customers whose order days changed, judged by their sums as written (tiers/metric.ts). */
-  subjects: readonly TierSubject[];
-  /** The buyers whose first paid order earned. */
-  firstPaid: readonly { remoteId: number; email: string | null }[];
-}
-
-/**
- * What follows an order settlement, after its postings, order days and sums are written: with
- * an order metric, the customers whose order days changed get the tier they reach; then each first
- * paid order completes its customer's pending referral, whose rewards post (and follow) in turn.
- */
-export async function followSettlement(trx: DB, shop: Shop, settled: Settled, now: number): Promise<void> {
-  if (settled.subjects.length > 0) {
-    const tiers = await tiersOf(trx, shop.id);
-    if (tiers.length > 0) await retier(trx, shop.id, settled.subjects, now, tiers);
-  }
-  await completeReferralsOf(trx, shop.id, settled.firstPaid, now);
 }

@@ -9,7 +9,8 @@ import { getShop, type Shop } from '../shops/repository.js';
 import { countedOf, OrderDays, orderSumsBefore, tierSubjects, writeOrderSums, type Counted, type SubjectRow } from '../tiers/metric.js';
 import { tiersOf, type TierSubject } from '../tiers/tiers.js';
 import { campaignsDuring, campaignsFor, type Campaign } from './campaigns.js';
-import { followSettlement, postWithEffects } from './effects.js';
+import { postWithEffects } from './effects.js';
+import { followSettlement } from './settlement-effects.js';
 import { defaultExpiry, enabledRule, orderEarning, refundShare, type EarningRule } from './rules.js';
 
 // Orders drive the ledger (docs/earning.md, "Orders"). After an order is written, its ledger
