@@ -12,7 +12,7 @@ import { benchArgs, median, postHistory } from './reports.js';
 
 // `npm run bench -- console [sqlite|postgres] [--events N]`: the console's JavaScript, gzipped
 // (budget 250 KB), and in Chromium the time from navigation to the Overview's three charts
-// drawn (target under 1 s, DESIGN.md section 12) for a shop with 1,000,000 events, beside the
+// drawn (target under 1 s, console/README.md) for a shop with 1,000,000 events, beside the
 // same page for a shop with none and the reports API calls the page makes, alternated in one run.
 
 const CUSTOMERS = 1000;

@@ -2701,10 +2701,7 @@ export interface components {
             expires_at: string | null;
             /** Format: date-time */
             created_at: string;
-            /**
-             * Format: date-time
-             * @description When it last authenticated a request (within a minute when used through another server process); null: never
-             */
+            /** Format: date-time */
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
@@ -2733,10 +2730,7 @@ export interface components {
             expires_at: string | null;
             /** Format: date-time */
             created_at: string;
-            /**
-             * Format: date-time
-             * @description When it last authenticated a request (within a minute when used through another server process); null: never
-             */
+            /** Format: date-time */
             last_used_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
@@ -2829,36 +2823,21 @@ export interface components {
                 points_threshold: number;
                 earning_multiplier: number;
             }[];
-            /** @description The campaigns running now or later (never an ended or cancelled one), soonest first: an order earns under the one that gives it the most, none stacks */
+            /** @description Running now or later, soonest first (docs/storefront.md) */
             campaigns: {
                 /** @example Double points weekend */
                 name: string;
-                /**
-                 * @description active: running now; scheduled: starts later
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 status: "active" | "scheduled";
-                /**
-                 * Format: date-time
-                 * @description Orders placed from this instant earn under it
-                 */
+                /** Format: date-time */
                 starts_at: string;
-                /**
-                 * Format: date-time
-                 * @description Orders placed from this instant no longer earn under it
-                 */
+                /** Format: date-time */
                 ends_at: string;
-                /**
-                 * @description What an order earns (after the VIP multiplier) is multiplied by this; null for none
-                 * @example 2
-                 */
+                /** @example 2 */
                 multiplier: number | null;
-                /**
-                 * @description Points added to what each order earns; null for none
-                 * @example 50
-                 */
+                /** @example 50 */
                 bonus_points: number | null;
-                /** @description The VIP tiers (of vip_tiers) whose members it is for; empty for everyone */
+                /** @description Empty: for everyone */
                 vip_tier_ids: number[];
             }[];
         };

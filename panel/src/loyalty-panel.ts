@@ -4,7 +4,7 @@ import { STYLES } from './styles.js';
 import { render, type State } from './view.js';
 
 // <loyalty-panel api-base="…" publishable-key="pk_…" token="…" | token-url="…">: a shopper's
-// own loyalty account on the merchant's page (DESIGN.md section 10). A plain custom element
+// own loyalty account on the merchant's page (docs/storefront.md). A plain custom element
 // with shadow DOM and no framework, so it costs the host page one small module.
 
 const HISTORY_SIZE = 10;

@@ -12,7 +12,7 @@ import { auditEventsQuery, type Actor, type AuditFilters, type AuditRow } from '
 import { createToken, findToken, listTokens, revokeToken, type TokenRow } from '../shops/repository.js';
 import { beyond, SCOPES, type Scope } from '../shops/scopes.js';
 
-// Who may do what, and who did what (DESIGN.md section 15, docs/access.md): the shop's API
+// Who may do what, and who did what (docs/access.md): the shop's API
 // tokens and its audit log. Both need `admin`.
 
 const TOKEN_TAGS = ['API tokens'];
@@ -30,9 +30,7 @@ const ApiToken = Type.Object(
     scopes: Type.Array(ScopeSchema, { examples: [['read']] }),
     expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it stops working; null: never' }),
     created_at: Type.String({ format: 'date-time' }),
-    last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-      description: 'When it last authenticated a request (within a minute when used through another server process); null: never',
-    }),
+    last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   },
   { $id: 'ApiToken', title: 'ApiToken' },

@@ -41,7 +41,7 @@ export function registerConsoleLinkCommand(program: Command): void {
       await withDatabase(async ({ db }, config) => {
         if (!(await getShop(db, shopId))) throw new CliError(`No shop with id ${shopId}`);
         const now = Date.now();
-        // Short-lived (DESIGN.md section 12): the URL may sit in a browser's history.
+        // Short-lived (console/README.md): the URL may sit in a browser's history.
         const expiresAt = now + opts.hours * 3_600_000;
         const { token, row } = await createAuditedToken(db, shopId, opts.name, now, { expiresAt });
         const url = `${opts.url ?? serverUrl(config)}${CONSOLE_PREFIX}/#token=${encodeURIComponent(token)}`;

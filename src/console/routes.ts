@@ -4,7 +4,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../errors.js';
 
-// The merchant console (console/, DESIGN.md section 12): static files that `npm run build`
+// The merchant console (console/, console/README.md): static files that `npm run build`
 // writes to dist/console. It talks to the API like any integration does, so nothing here
 // knows a token or a shop.
 

@@ -6,7 +6,7 @@ import { auditEventRow, writeAuditEntry, type AuditEntry, type Changes } from '.
 import type { TokenIdentity } from '../shops/repository.js';
 import { neededScope } from './auth.js';
 
-// The audit entry of a write request (DESIGN.md section 15), written by runWrite in the write's
+// The audit entry of a write request (docs/access.md), written by runWrite in the write's
 // own transaction, after the work succeeded: a failed write rolls it back with everything else,
 // and a replay runs no work and writes none. Routes say only what runWrite cannot tell from the
 // request and the response (an AuditNote): the resource comes from the route's scope, the verb

@@ -1,7 +1,7 @@
 // The hashes of every live API token, held in memory so that the per-address limit on unknown
 // tokens (auth-failures.ts) can tell a valid token from a guess without a database read of its
 // own: many shops' clients share one address behind a NAT or a proxy, and a neighbour's failures
-// must never lock them out (DESIGN.md section 3). Tokens are few (a handful per shop) and their
+// must never lock them out (docs/faults.md). Tokens are few (a handful per shop) and their
 // hashes small.
 //
 // A limited address's token that the set does not hold waits for the next load of the set, one

@@ -1,7 +1,7 @@
 import type { SelectQueryBuilder } from 'kysely';
 import type { AuditEventsTable, DB } from '../db/tables.js';
 
-// The audit log (DESIGN.md section 15, docs/access.md): one entry per write of the merchant API,
+// The audit log (docs/access.md): one entry per write of the merchant API,
 // the CLI and the console, written in the write's own transaction (http/audit.ts builds the
 // entries of requests; the CLI writes its own), read back by GET /audit_events, and kept
 // AUDIT_RETENTION_DAYS (jobs.ts).

@@ -1,4 +1,4 @@
-// What an API token may do (DESIGN.md section 15): `read` (every GET of the resources below),
+// What an API token may do (docs/access.md): `read` (every GET of the resources below),
 // `<resource>:read`, `<resource>:write` (which reads the resource too), and `admin` (everything,
 // the default of tokens made by the CLI). Each route declares the one scope it needs
 // (http/scopes.ts); tokens, and the audit log, need `admin`.

@@ -4,7 +4,7 @@ import { parseRemoteId } from '../core/ids.js';
 import { AppError } from '../errors.js';
 import { hmacKey } from './keys.js';
 
-// Customer tokens (DESIGN.md section 10): HS256 JWTs that the merchant's backend signs with a
+// Customer tokens (docs/storefront.md): HS256 JWTs that the merchant's backend signs with a
 // storefront key's secret, `kid` the key's publishable key, `sub` the customer's remote_id.
 // Verification is jose's; this module only says which key and which rules. Every refusal is
 // the same AppError, thrown after the same work: the signature is checked (against a key no

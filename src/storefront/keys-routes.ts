@@ -14,7 +14,7 @@ import { signCustomerToken } from './customer-tokens.js';
 import { createKey, keyJson, listKeys, newestKey, revokeKey, setKeyOrigins } from './keys.js';
 import { StorefrontKey, StorefrontKeyCreated, StorefrontKeyInput, StorefrontToken, StorefrontTokenInput } from './schemas.js';
 
-// The merchant's side of the storefront (DESIGN.md section 10): its keys, and customer tokens
+// The merchant's side of the storefront (docs/storefront.md): its keys, and customer tokens
 // minted for backends that would rather ask than sign.
 
 const TAGS = ['Storefront keys'];

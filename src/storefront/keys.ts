@@ -5,7 +5,7 @@ import { isoTime } from '../clock.js';
 import { notFound } from '../errors.js';
 import { getShop, type Shop } from '../shops/repository.js';
 
-// Storefront keys (DESIGN.md section 10): `pk_…` is public (it names the key in a customer
+// Storefront keys (docs/storefront.md): `pk_…` is public (it names the key in a customer
 // token's `kid` and in X-Publishable-Key), `sks_…` signs customer tokens and is shown once.
 // A shop has several at once, so a secret can be rotated without a moment of refused tokens.
 

@@ -4,7 +4,7 @@ import { registerProgrammeRoute } from './programme.js';
 import { registerStorefrontScope } from './scope.js';
 import { registerSpendRoutes } from './spend-routes.js';
 
-/** The storefront API (DESIGN.md section 10), registered under /storefront_api/v1. */
+/** The storefront API (docs/storefront.md), registered under /storefront_api/v1. */
 export function registerStorefrontRoutes(app: FastifyInstance): void {
   registerStorefrontScope(app);
   registerProgrammeRoute(app);

@@ -2,7 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { derive } from '../records/resource.js';
 import { customers } from '../records/resources/customers.js';
 
-// The shapes of the storefront API (DESIGN.md section 10) and of the storefront keys the
+// The shapes of the storefront API (docs/storefront.md) and of the storefront keys the
 // merchant API manages. What a shopper sees of a customer, an event or a reward is picked from
 // the merchant's schema of it, so the two sides describe a field once; the serialiser writes
 // only what a schema names, so internal_note and the like never leave through this side.
@@ -94,19 +94,14 @@ export const Programme = Type.Object(
     campaigns: Type.Array(
       Type.Object({
         name: Type.String({ examples: ['Double points weekend'] }),
-        status: Type.Union([Type.Literal('active'), Type.Literal('scheduled')], { description: 'active: running now; scheduled: starts later' }),
-        starts_at: Type.String({ format: 'date-time', description: 'Orders placed from this instant earn under it' }),
-        ends_at: Type.String({ format: 'date-time', description: 'Orders placed from this instant no longer earn under it' }),
-        multiplier: Nullable(
-          Type.Number({ description: 'What an order earns (after the VIP multiplier) is multiplied by this; null for none', examples: [2] }),
-        ),
-        bonus_points: Nullable(Type.Integer({ description: 'Points added to what each order earns; null for none', examples: [50] })),
-        vip_tier_ids: Type.Array(Type.Integer(), { description: 'The VIP tiers (of vip_tiers) whose members it is for; empty for everyone' }),
+        status: Type.Union([Type.Literal('active'), Type.Literal('scheduled')]),
+        starts_at: Type.String({ format: 'date-time' }),
+        ends_at: Type.String({ format: 'date-time' }),
+        multiplier: Nullable(Type.Number({ examples: [2] })),
+        bonus_points: Nullable(Type.Integer({ examples: [50] })),
+        vip_tier_ids: Type.Array(Type.Integer(), { description: 'Empty: for everyone' }),
       }),
-      {
-        description:
-          'The campaigns running now or later (never an ended or cancelled one), soonest first: an order earns under the one that gives it the most, none stacks',
-      },
+      { description: 'Running now or later, soonest first (docs/storefront.md)' },
     ),
   },
   { $id: 'StorefrontProgramme', title: 'Programme' },

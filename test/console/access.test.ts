@@ -5,7 +5,7 @@ import { describeInBrowser } from '../helpers/browser.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { openConsole, type ConsoleSession } from './session.js';
 
-// The console's API tokens and Audit log pages (DESIGN.md sections 12 and 15), and what a
+// The console's API tokens and Audit log pages (console/README.md, docs/access.md), and what a
 // token without a scope sees, each control found by its accessible name.
 
 describeInBrowser(`the console's API tokens and audit log pages (${TEST_DIALECT})`, () => {

@@ -37,7 +37,7 @@ describe(`loyalty console-link (${TEST_DIALECT})`, () => {
       shop_id: shop.shop.id,
       expires_at: expect.any(String),
     });
-    // Short-lived (DESIGN.md section 12): 12 hours by default.
+    // Short-lived (console/README.md): 12 hours by default.
     const hours = (Date.parse(out.expires_at) - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(11);
     expect(hours).toBeLessThanOrEqual(12);

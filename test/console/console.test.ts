@@ -10,7 +10,7 @@ import { API, setup, type TestContext } from '../helpers/app.js';
 import { describeInBrowser, launchBrowser, screenshot, screenshotDir, seriousA11yViolations } from '../helpers/browser.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
-// The merchant console (DESIGN.md section 12) as a person uses it: headless Chromium against
+// The merchant console (console/README.md) as a person uses it: headless Chromium against
 // the real server on a real database, finding every control by its accessible name.
 
 const run = promisify(execFile);

@@ -5,7 +5,7 @@ import { describeInBrowser } from '../helpers/browser.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { openConsole, type ConsoleSession } from './session.js';
 
-// The console's Programme pages (DESIGN.md section 12): earning rules, rewards with code upload,
+// The console's Programme pages (console/README.md): earning rules, rewards with code upload,
 // VIP tiers and the shop's settings, each control found by its accessible name.
 
 describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {

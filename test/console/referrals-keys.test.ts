@@ -5,7 +5,7 @@ import { describeInBrowser } from '../helpers/browser.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { openConsole, type ConsoleSession } from './session.js';
 
-// The console's Referrals and Storefront keys pages (DESIGN.md section 12), each control found
+// The console's Referrals and Storefront keys pages (console/README.md), each control found
 // by its accessible name.
 
 describeInBrowser(`the console's referrals and storefront keys pages (${TEST_DIALECT})`, () => {

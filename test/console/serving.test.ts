@@ -7,7 +7,7 @@ import { errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
 // How the API process serves the console's built files (src/console/routes.ts), and the size
-// budget of its JavaScript (DESIGN.md section 12: at most 250 KB gzipped).
+// budget of its JavaScript (console/README.md: at most 250 KB gzipped).
 
 const BUDGET_BYTES = 250 * 1024;
 

@@ -7,7 +7,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, createWebhook, FakeTransport, grant, runJob } from '../webhooks/fixtures.js';
 import { openConsole, type ConsoleSession } from './session.js';
 
-// The console's Webhooks pages (DESIGN.md section 12): endpoints with their secret shown once,
+// The console's Webhooks pages (console/README.md): endpoints with their secret shown once,
 // deliveries filtered by status, and "Retry" on a failed one.
 
 describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {

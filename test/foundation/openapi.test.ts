@@ -30,6 +30,12 @@ const BYTES_PER_OPERATION = Math.floor(150_000 / 62) + SECURITY_BYTES;
  * operations: a fixed allowance beside the per-operation share.
  */
 const SHOP_SETTINGS_BYTES = 4_000;
+/**
+ * The campaigns a shopper sees in the storefront's programme (docs/storefront.md), described
+ * once in StorefrontProgramme (about 650 bytes): fields of an existing operation's answer, not
+ * an operation, so a fixed allowance as for the shop's settings.
+ */
+const STOREFRONT_CAMPAIGNS_BYTES = 700;
 /** POSTs that write nothing: no Idempotency-Key. */
 const READ_ONLY_POSTS = new Set([`POST ${API}/earning_rules/preview`]);
 
@@ -152,7 +158,7 @@ describe(`the OpenAPI document (${TEST_DIALECT})`, () => {
   it(`is under ${BYTES_PER_OPERATION} bytes per operation as served`, () => {
     const count = operations(doc).length;
     expect(count).toBeGreaterThan(62);
-    expect(bytes).toBeLessThan(BYTES_PER_OPERATION * count + SHOP_SETTINGS_BYTES);
+    expect(bytes).toBeLessThan(BYTES_PER_OPERATION * count + SHOP_SETTINGS_BYTES + STOREFRONT_CAMPAIGNS_BYTES);
   });
 
   it('is OpenAPI 3.1 with the shared Error schema in components', () => {

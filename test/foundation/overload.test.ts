@@ -199,7 +199,7 @@ describe(`failed authentications per client address (${TEST_DIALECT})`, () => {
     expect((await get(`${server.url}${API}/shop`, token)).status).toBe(200);
 
     // A live token the process has not seen yet is never refused either: a shop behind the same
-    // NAT or proxy as the guesser is not locked out (DESIGN.md section 3).
+    // NAT or proxy as the guesser is not locked out (docs/faults.md).
     const unseen = await seedShop(url);
     expect((await get(`${server.url}${API}/shop`, unseen)).status).toBe(200);
     // Unknown tokens from that address still are.

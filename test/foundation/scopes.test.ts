@@ -5,7 +5,7 @@ import type { RouteScope, Scope } from '../../src/shops/scopes.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
-// Scopes (DESIGN.md section 15), generated from the app's own OpenAPI document as the routes
+// Scopes (docs/access.md), generated from the app's own OpenAPI document as the routes
 // test is: every operation declares the scope it needs, a token without it answers 403
 // insufficient_scope naming it before anything is written, and a token with it gets past auth.
 

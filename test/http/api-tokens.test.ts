@@ -5,7 +5,7 @@ import { hashToken } from '../../src/shops/tokens.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
-// /merchant_api/v1/api_tokens (DESIGN.md section 15): list, create (secret shown once, scopes at
+// /merchant_api/v1/api_tokens (docs/access.md): list, create (secret shown once, scopes at
 // most the creator's), revoke; and tokens that expire, refused like unknown ones.
 
 describe(`API tokens (${TEST_DIALECT})`, () => {

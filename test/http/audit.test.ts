@@ -3,7 +3,7 @@ import { pruneAuditLog } from '../../src/shops/audit.js';
 import { API, DAY, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
-// The audit log (DESIGN.md section 15, docs/access.md): one entry per write request, in the
+// The audit log (docs/access.md): one entry per write request, in the
 // write's transaction; none for a failed write or a replay; one for a batch; no secrets; its
 // list with filters in both pagination modes; retention.
 

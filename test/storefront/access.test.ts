@@ -4,7 +4,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, expectConsistentLedger, postEvent } from '../ledger/fixtures.js';
 import { asCustomer, createKey, customerToken, STOREFRONT, type TestKey } from './fixtures.js';
 
-// DESIGN.md section 10: every storefront answer is the token's customer's own; a customer token
+// docs/storefront.md: every storefront answer is the token's customer's own; a customer token
 // reaches no merchant path and a merchant token no storefront path. The `it` blocks share two
 // shops and one clock, in order.
 

@@ -5,7 +5,7 @@ import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers } from '../ledger/fixtures.js';
 import { asCustomer, createKey, customerToken, type TestKey } from './fixtures.js';
 
-// DESIGN.md section 10, customer tokens: every refusal is the same 401, whatever check failed.
+// docs/storefront.md, customer tokens: every refusal is the same 401, whatever check failed.
 // The `it` blocks share one shop and one clock, in order.
 
 describe(`customer tokens (${TEST_DIALECT})`, () => {

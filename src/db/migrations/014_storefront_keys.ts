@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { idColumn, shopTable } from './_schema.js';
 
-// Storefront keys (DESIGN.md section 10): a publishable key that names the key in customer
+// Storefront keys (docs/storefront.md): a publishable key that names the key in customer
 // tokens (`kid`) and in X-Publishable-Key, the secret that signs those tokens (kept in clear:
 // the server verifies HMAC signatures with it, as it signs webhooks with theirs), and the
 // browser origins allowed to call the storefront API with it. Each allowed origin is also a row

@@ -1,7 +1,7 @@
 import { type Kysely } from 'kysely';
 import { isPostgres } from './_schema.js';
 
-// Access and audit (DESIGN.md section 15). API tokens carry scopes (space-separated; every
+// Access and audit (docs/access.md). API tokens carry scopes (space-separated; every
 // token made before this migration could do everything, so it keeps `admin`) and may expire
 // (`expires_at`, null: never; the console's links are short-lived). The audit log records every
 // write of the merchant API, the CLI and the console: who, what, which record, the fields that

@@ -8,7 +8,7 @@ import { formatTime } from '../../lib/format';
 import { recordApi, type Row } from '../../lib/records';
 import { readToken } from '../../lib/session';
 
-// The shop's API tokens (DESIGN.md section 15, docs/access.md): list, create with scopes, the
+// The shop's API tokens (docs/access.md): list, create with scopes, the
 // secret shown once, revoke. The page needs `admin`, which covers every scope, so every scope
 // the API knows is offered; the API refuses one the signing-in token lacks all the same.
 

@@ -11,7 +11,7 @@ import { fieldErrors } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
 import { PAGE_SIZE } from '../../lib/records';
 
-// The audit log (DESIGN.md section 15, docs/access.md): one entry per write, newest first (the
+// The audit log (docs/access.md): one entry per write, newest first (the
 // list's offset mode sorted by id, descending), filtered as GET /audit_events filters.
 
 type AuditEvent = components['schemas']['AuditEvent'];

@@ -8,7 +8,7 @@ import { errorText } from '../../lib/errors';
 import { formatCredits, formatPoints, formatTime } from '../../lib/format';
 import { recordApi, type Row } from '../../lib/records';
 
-// Campaigns (DESIGN.md section 14): a multiplier and/or bonus points on what orders earn
+// Campaigns (docs/earning.md): a multiplier and/or bonus points on what orders earn
 // between two times, for everyone or some VIP tiers. The status is the API's, derived from the
 // times and a cancellation.
 

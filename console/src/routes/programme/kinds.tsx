@@ -6,7 +6,7 @@ import type { Row } from '../../lib/records';
 import { ToggleEnabled } from './toggle-enabled';
 import { UploadCodes } from './upload-codes';
 
-// The programme's records as their pages show them (DESIGN.md sections 8 and 12). Field names
+// The programme's records as their pages show them (docs/earning.md, console/README.md). Field names
 // are the API's, so its validation errors land beside the field they name.
 
 type Schemas = components['schemas'];

@@ -24,7 +24,7 @@ const EXPIRY_MODES = [
   { value: 'inactivity', label: 'The whole balance after a period without activity' },
 ] as const satisfies readonly { value: NonNullable<ShopUpdate['points_expiry_mode']>; label: string }[];
 
-// What PATCH /shop takes, named as the API names it (DESIGN.md sections 5, 8 and 14).
+// What PATCH /shop takes, named as the API names it (docs/earning.md, docs/ledger.md).
 const FIELDS = [
   { name: 'name', label: 'Shop name', kind: 'text' },
   { name: 'timezone', label: 'Time zone', kind: 'text', placeholder: 'Europe/Berlin' },
