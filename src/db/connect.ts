@@ -114,7 +114,9 @@ const stale = new WeakSet<pg.PoolClient>();
 function nameStatements(client: pg.PoolClient): void {
   if (naming.has(client)) return;
   naming.add(client);
-  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  // The client's own query, looked up at each call (not bound once), so that what wraps pg's
+  // Client later (a test's spy) still sees every statement.
+  const query = (...args: unknown[]) => (Object.getPrototypeOf(client) as { query: (...a: unknown[]) => Promise<unknown> }).query.apply(client, args);
   (client as { query: unknown }).query = (...args: unknown[]) => {
     const name = typeof args[0] === 'string' && args.length === 2 ? statementName(args[0]) : undefined;
     if (name === undefined) return query(...args);
