@@ -1,6 +1,7 @@
 # Loyalty API: the production install of docs/operations.md, in stages. Each stage runs a step of
 # scripts/production-install.sh, the script CI runs on a clean clone, so what is tested is what
-# is built here.
+# is built here; CI also copies what the runtime stage's COPY --from=prune lines name into a
+# folder of its own and checks the server there (the script's `runtime` step).
 #
 #   docker build -t loyalty-api .
 #   docker run -p 3000:3000 -v loyalty-data:/data loyalty-api
@@ -24,6 +25,7 @@ COPY --from=prune /app/package.json /app/package-lock.json ./
 COPY --from=prune /app/node_modules ./node_modules
 COPY --from=prune /app/dist/src ./dist/src
 COPY --from=prune /app/dist/console ./dist/console
+COPY --from=prune /app/dist/panel ./dist/panel
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data
