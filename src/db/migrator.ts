@@ -1,17 +1,36 @@
-import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
+import { Migrator, type Kysely, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { migrations } from './migrations/index.js';
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-function migrator(db: Kysely<any>): Migrator {
-  return new Migrator({ db, provider, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+/**
+ * On PostgreSQL Kysely runs the migrations of a call in one transaction. A migration that fills
+ * from history (`transactional = false`, 015_reports) runs alone instead, on one connection,
+ * and commits its own steps, so that its fill is bounded transactions rather than one.
+ */
+function migrator(db: Kysely<any>, disableTransactions = false): Migrator {
+  return new Migrator({ db, provider, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock', disableTransactions });
+}
+
+const ownTransactions = (name: string) => (migrations[name] as { transactional?: boolean } | undefined)?.transactional === false;
+
+function applied({ error, results }: MigrationResultSet): string[] {
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** Brings the schema up to date; returns the names of the migrations it applied. */
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const { error, results } = await migrator(db).migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const done: string[] = [];
+  for (;;) {
+    const pending = await pendingMigrations(db);
+    if (pending.length === 0) return done;
+    // The pending migrations up to the next that commits its own steps together; that one alone.
+    const next = pending.findIndex(ownTransactions);
+    if (next === -1) return [...done, ...applied(await migrator(db).migrateToLatest())];
+    const target = pending[Math.max(0, next - 1)]!;
+    done.push(...applied(await migrator(db, next === 0).migrateTo(target)));
+  }
 }
 
 /** The migrations that migrateToLatest would apply, in order; it writes nothing. */

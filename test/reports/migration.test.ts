@@ -1,7 +1,8 @@
-import { Migrator } from 'kysely';
+import { Migrator, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { migrations } from '../../src/db/migrations/index.js';
+import * as m015 from '../../src/db/migrations/015_reports.js';
 import { sweepExpiredLots } from '../../src/ledger/expiry.js';
 import { API, DAY, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
@@ -12,6 +13,31 @@ import { pointsReport } from './fixtures.js';
 // shop's report is the one it would have had, from the first request.
 
 const NOW = Date.UTC(2026, 4, 1, 12);
+
+async function migrateBefore015(t: TestContext): Promise<void> {
+  const migrator = new Migrator({
+    db: t.database.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'schema_migrations',
+    migrationLockTableName: 'schema_migrations_lock',
+  });
+  const names = Object.keys(migrations);
+  const { error } = await migrator.migrateTo(names[names.indexOf('015_reports') - 1]!);
+  expect(error).toBeUndefined();
+}
+
+/** Fails the fill's second insert into ledger_quarters, as a crash in the middle of it would stop it. */
+function failingSecondQuartersInsert(): KyselyPlugin {
+  let seen = 0;
+  return {
+    transformQuery({ node }): RootOperationNode {
+      const text = node.kind === 'RawNode' ? node.sqlFragments.join('') : '';
+      if (/^\s*insert into ledger_quarters/.test(text) && ++seen === 2) throw new Error('interrupted');
+      return node;
+    },
+    transformResult: async ({ result }) => result,
+  };
+}
 
 describe(`migration 015: the aggregates of an existing ledger (${TEST_DIALECT})`, () => {
   let t: TestContext;
@@ -42,15 +68,7 @@ describe(`migration 015: the aggregates of an existing ledger (${TEST_DIALECT})`
     expect(await sweepExpiredLots(t.database.db, NOW)).toBeGreaterThan(0);
     const before = await pointsReport(t, '2026-01-31', '2026-05-01');
 
-    const migrator = new Migrator({
-      db: t.database.db,
-      provider: { getMigrations: async () => migrations },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    const names = Object.keys(migrations);
-    const { error } = await migrator.migrateTo(names[names.indexOf('015_reports') - 1]!);
-    expect(error).toBeUndefined();
+    await migrateBefore015(t);
     expect(await migrateToLatest(t.database.db)).toContain('015_reports');
 
     expect(await pointsReport(t, '2026-01-31', '2026-05-01')).toEqual(before);
@@ -58,5 +76,20 @@ describe(`migration 015: the aggregates of an existing ledger (${TEST_DIALECT})`
     expect(before.at(-1)!.points_outstanding_end).toBeGreaterThan(0);
     await expectConsistentLedger(t);
     expect((await t.request('GET', `${API}/shop`)).json().data.timezone).toBe('UTC');
+  });
+
+  it('starts a fill interrupted before the migration was recorded again, from empty aggregates', async () => {
+    const before = await pointsReport(t, '2026-01-31', '2026-05-01');
+    await migrateBefore015(t);
+    // The schema committed, the quarters half filled, the migration not recorded.
+    await expect(m015.up(t.database.db.withPlugin(failingSecondQuartersInsert()))).rejects.toThrow('interrupted');
+    const filled = await t.database.db
+      .selectFrom('ledger_quarters')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number(filled.n)).toBeGreaterThan(0);
+    expect(await migrateToLatest(t.database.db)).toContain('015_reports');
+    expect(await pointsReport(t, '2026-01-31', '2026-05-01')).toEqual(before);
+    await expectConsistentLedger(t);
   });
 });

@@ -1,11 +1,12 @@
 import { sql, type Kysely } from 'kysely';
-import { isPostgres, shopTable } from './_schema.js';
+import { isPostgres, shopTable, tableExists } from './_schema.js';
 
 // Reports (docs/reports.md): the shop's time zone, and the ledger's aggregates kept by every
 // writer of points events: per shop and UTC quarter hour (which no time zone's day boundary
 // splits), per shop and local day in the shop's time zone, and per shop in all. Filled here from
-// the history already written, in bounded statements, so an upgraded shop's reports are right
-// from the first request.
+// the history already written, so an upgraded shop's reports are right from the first request:
+// the schema in one transaction, then the fill in bounded statements, each its own transaction
+// (the migrator runs this migration outside one transaction of its own: `transactional`).
 
 /** Each kind of ledger event, signed as the report shows it, for points and for credits. */
 const KINDS = ['earned', 'redeemed', 'deducted', 'expired', 'reversed', 'clawed_back'] as const;
@@ -15,7 +16,27 @@ const DAY_MS = 86_400_000;
 /** Events summed per statement while filling the quarters. */
 const EVENTS_PER_STATEMENT = 50_000;
 
+/** The migrator runs this migration on a connection, not in one transaction (db/migrator.ts). */
+export const transactional = false;
+
 export async function up(db: Kysely<any>): Promise<void> {
+  // A fill interrupted before the migration was recorded is started again from empty aggregates.
+  if (await tableExists(db, 'ledger_totals')) {
+    for (const table of ['ledger_quarters', 'ledger_days', 'ledger_totals']) await db.deleteFrom(table).execute();
+  } else {
+    await db.transaction().execute(schema);
+  }
+  await fillQuarters(db);
+  // Every shop's time zone is UTC here: a local day is 96 quarters.
+  const sums = sql.join(COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
+  await sql`insert into ledger_days (shop_id, day, ${sql.join(COLUMNS.map((c) => sql.ref(c)))})
+    select shop_id, quarter / 96, ${sums} from ledger_quarters group by shop_id, quarter / 96`.execute(db);
+  await sql`insert into ledger_totals (shop_id, points_outstanding, credits_outstanding, points_pending, customers_with_points)
+    select shop_id, sum(points_balance), sum(credits_balance), sum(points_pending), sum(case when points_balance > 0 then 1 else 0 end)
+    from customers group by shop_id`.execute(db);
+}
+
+async function schema(db: Kysely<any>): Promise<void> {
   await db.schema
     .alterTable('shops')
     .addColumn('timezone', 'text', (c) => c.notNull().defaultTo('UTC'))
@@ -42,14 +63,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     await db.schema.createIndex(`customers_${column}`).on('customers').columns(['shop_id', column, 'remote_id']).execute();
   }
   await programmeCounters(db);
-  await fillQuarters(db);
-  // Every shop's time zone is UTC here: a local day is 96 quarters.
-  const sums = sql.join(COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
-  await sql`insert into ledger_days (shop_id, day, ${sql.join(COLUMNS.map((c) => sql.ref(c)))})
-    select shop_id, quarter / 96, ${sums} from ledger_quarters group by shop_id, quarter / 96`.execute(db);
-  await sql`insert into ledger_totals (shop_id, points_outstanding, credits_outstanding, points_pending, customers_with_points)
-    select shop_id, sum(points_balance), sum(credits_balance), sum(points_pending), sum(case when points_balance > 0 then 1 else 0 end)
-    from customers group by shop_id`.execute(db);
 }
 
 /**

@@ -7,6 +7,14 @@ export function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter.constructor.name === 'PostgresAdapter';
 }
 
+/** Whether a table exists (in the connection's schema on PostgreSQL). */
+export async function tableExists(db: Kysely<any>, name: string): Promise<boolean> {
+  const { rows } = isPostgres(db)
+    ? await sql`select 1 from information_schema.tables where table_schema = current_schema() and table_name = ${name}`.execute(db)
+    : await sql`select 1 from sqlite_master where type = 'table' and name = ${name}`.execute(db);
+  return rows.length > 0;
+}
+
 /**
  * A table whose rows belong to a shop and are clustered by (shop_id, key...). On SQLite it is
  * a WITHOUT ROWID table, so a page of one shop's rows is one contiguous B-tree range.
