@@ -63,8 +63,14 @@ describe(`errors and request handling (${TEST_DIALECT})`, () => {
     const unauthorized = await t.request('GET', `${API}/shop`, { token: 'lty_unknown' });
     const missing = await t.request('GET', `${API}/rewards/999999`);
     const unsupported = await t.request('PATCH', `${API}/shop`, { body: 'name=x', headers: { 'content-type': 'text/plain' } });
-    for (const res of [unauthorized, missing, unsupported]) {
-      expect([401, 404, 415]).toContain(res.statusCode);
+    expect((await t.request('PUT', `${API}/customers/1`, { body: { email: 'ada@example.com' } })).statusCode).toBe(201);
+    const grant = await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: 5 } });
+    expect(grant.statusCode, grant.body).toBe(201);
+    const reverse = () => t.request('POST', `${API}/points_events/${grant.json().data.id}/reverse`);
+    expect((await reverse()).statusCode).toBe(201);
+    const conflict = await reverse();
+    for (const res of [unauthorized, missing, unsupported, conflict]) {
+      expect([401, 404, 409, 415]).toContain(res.statusCode);
       expect(Object.keys(errorOf(res)).sort(), res.body).toEqual(['code', 'message', 'request_id', 'type']);
     }
     expect(errorOf(await t.request('GET', `${API}/rewards/abc`)).details).toHaveLength(1);
