@@ -31,6 +31,8 @@ export interface StartOptions {
   /** Collect stdout and stderr (see `output()`) instead of passing them through. */
   capture?: boolean;
   cwd?: string;
+  /** Arguments of `loyalty serve` (e.g. `--workers auto`). */
+  args?: string[];
 }
 
 export interface ServerProcess {
@@ -62,7 +64,7 @@ export async function startServer(databaseUrl: string | null, env: Record<string
   const port = await freePort();
   const inherited: Record<string, string | undefined> = { ...process.env };
   delete inherited.DATABASE_URL;
-  const child = spawn(process.execPath, [...SERVE_NODE_ARGS, MAIN, 'serve'], {
+  const child = spawn(process.execPath, [...SERVE_NODE_ARGS, MAIN, 'serve', ...(options.args ?? [])], {
     cwd: options.cwd,
     env: {
       ...inherited,

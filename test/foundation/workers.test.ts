@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAIN, type ServerProcess } from '../../bench/lib/server.js';
 import { API } from '../helpers/app.js';
@@ -136,6 +137,14 @@ describe(`loyalty serve --workers (${TEST_DIALECT})`, () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(deliveries).toHaveLength(40);
     expect(new Set(deliveries).size).toBe(40);
+    await server.stop();
+  });
+
+  it('starts one worker per core with --workers auto, which WORKERS does not override', async () => {
+    const url = await freshDatabase();
+    const server = await start(url, { WORKERS: '1' }, { capture: true, args: ['--workers', 'auto'] });
+    await until('a worker per core runs', () => childrenOf(server.child.pid!).length === os.availableParallelism());
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     await server.stop();
   });
 
