@@ -63,6 +63,10 @@ describeInBrowser(`the merchant console in a browser (${TEST_DIALECT})`, () => {
   it('signs in with the "API token" field, shows a wrong token\'s error in words, and keeps the token in sessionStorage only', async () => {
     await page.goto(`${base}/console/`);
     await expectAccessible('sign-in');
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await expectAccessible('sign-in-390px');
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.getByLabel('API token').fill('lty_not_a_real_token');
     await page.getByRole('button', { name: 'Sign in' }).click();
     const refusal = await t.request('GET', `${API}/shop`, { token: 'lty_not_a_real_token' });
