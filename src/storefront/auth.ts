@@ -27,13 +27,17 @@ declare module 'fastify' {
   }
 }
 
-export interface StorefrontAuth {
+interface StorefrontAuth {
   /** The live key of a publishable key; undefined when it is unknown or revoked. */
   key(publishableKey: string, request: FastifyRequest): Promise<LiveKey | undefined>;
 }
 
-/** Every route of the scope requires a customer token, or, with config.publishable, a publishable key. */
-export function registerStorefrontAuth(app: FastifyInstance): StorefrontAuth {
+/**
+ * Who a request of the scope is: every route requires a customer token, or, with
+ * config.publishable, a publishable key. Returns the check, which the scope's one onRequest
+ * hook runs (scope.ts); a preflight, which carries no credentials, is not checked.
+ */
+export function registerStorefrontAuth(app: FastifyInstance): (request: FastifyRequest) => Promise<void> {
   const keys = new TokenCache<LiveKey>(
     (pk) => findLiveKey(app.db, pk),
     () => shopsGeneration() + keysGeneration(),
@@ -49,17 +53,14 @@ export function registerStorefrontAuth(app: FastifyInstance): StorefrontAuth {
   };
   app.decorateRequest('storefrontKey', null);
   app.decorateRequest('customer', null);
-  app.addHook('onRequest', async (request) => {
-    // A preflight carries no credentials (storefront/cors.ts answers it).
-    if (request.method === 'OPTIONS') return;
+  return async (request) => {
     try {
       await (request.routeOptions.config.publishable ? byPublishableKey(request, auth) : byCustomerToken(request, auth));
     } catch (error) {
       failures.record(request.ip);
       throw error;
     }
-  });
-  return auth;
+  };
 }
 
 async function byPublishableKey(request: FastifyRequest, auth: StorefrontAuth): Promise<void> {

@@ -79,19 +79,17 @@ export function registerStorefrontScope(app: FastifyInstance): void {
   const perAddress = new AuthFailures(addressMax, windowMs, message);
   const perCustomer = new AuthFailures(customerMax, windowMs, message);
   app.options('/*', { schema: { hide: true } }, preflight);
-  const addressWindows = new WeakMap<FastifyRequest, RateWindow>();
-  app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS') return;
-    perAddress.check(request.ip);
-    addressWindows.set(request, perAddress.record(request.ip));
-  });
-  registerStorefrontAuth(app);
-  // Once authenticated, the answer shows the count it is limited by: the customer's, or on
-  // /programme the client address's.
+  const authenticate = registerStorefrontAuth(app);
+  // One hook for the limits and who is asking, in that order: a request over its address's
+  // limit is refused before its credentials are looked at. Once authenticated, the answer shows
+  // the count it is limited by: the customer's, or on /programme the client address's.
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS') return;
+    perAddress.check(request.ip);
+    const addressWindow = perAddress.record(request.ip);
+    await authenticate(request);
     if (request.customer === null) {
-      rateLimitHeaders(reply, addressMax, addressWindows.get(request)!);
+      rateLimitHeaders(reply, addressMax, addressWindow);
       return;
     }
     const who = `${request.shop.id}:${request.customer.remote_id}`;
@@ -100,10 +98,15 @@ export function registerStorefrontScope(app: FastifyInstance): void {
     request.idempotencyScope = `customer:${request.customer.remote_id}`;
   });
   // Errors too: a browser must be able to read a 401 to fetch a new token.
-  app.addHook('onSend', async (request, reply) => {
+  // Callback-style, as it never waits: an async hook costs a promise per response.
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.method !== 'OPTIONS') corsHeaders(request, reply);
+    done(null, payload);
   });
-  app.addHook('preValidation', async (request) => (request.method === 'OPTIONS' ? undefined : refuseUnknownParams(request)));
-  app.addHook('preValidation', replayKnownKey);
+  app.addHook('preValidation', async (request, reply) => {
+    if (request.method === 'OPTIONS') return undefined;
+    await refuseUnknownParams(request);
+    return replayKnownKey(request, reply);
+  });
   registerReadConnection(app);
 }
