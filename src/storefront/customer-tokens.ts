@@ -61,6 +61,15 @@ function passesAt(token: Verified, now: number): boolean {
 }
 
 /**
+ * What a token verified lately says, when it passes the time checks at `now`; the caller must
+ * still find its kid a live key. Undefined: verify it (verifyCustomerToken).
+ */
+export function keptVerdict(token: string, now: number): { kid: string; claims: CustomerClaims } | undefined {
+  const known = verified.get(token);
+  return known !== undefined && passesAt(known, now) ? known : undefined;
+}
+
+/**
  * Verifies a customer token; `secretOf` finds the secret of a live key by its publishable key.
  * Refused (401, one message) for any alg but HS256, a bad signature, an unknown kid, exp missing
  * or past, nbf in the future, iat missing or in the future, a lifetime over 24 hours, a sub
@@ -71,9 +80,9 @@ export async function verifyCustomerToken(
   secretOf: (kid: string) => Promise<webcrypto.CryptoKey | undefined>,
   now: number,
 ): Promise<{ kid: string; claims: CustomerClaims }> {
-  const known = verified.get(token);
+  const known = keptVerdict(token, now);
   // Anything else (a key revoked since, a token expired) is judged in full, and refused as any.
-  if (known !== undefined && passesAt(known, now) && (await secretOf(known.kid)) !== undefined) return known;
+  if (known !== undefined && (await secretOf(known.kid)) !== undefined) return known;
   const result = await verifyInFull(token, secretOf, now);
   if (token.length <= VERIFIED_MAX_LENGTH) {
     if (verified.size >= VERIFIED_MAX) verified.clear();

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors.js';
 import { AuthFailures } from '../http/auth-failures.js';
-import { replayKnownKey } from '../http/idempotency.js';
+import { replayKnownKey, takesIdempotencyKey } from '../http/idempotency.js';
 import { refuseUnknownParams } from '../http/query.js';
 import { registerReadConnection } from '../http/read-connection.js';
 import { errorResponses, type ErrorDoc, type ErrorStatus } from '../http/schemas.js';
@@ -103,10 +103,17 @@ export function registerStorefrontScope(app: FastifyInstance): void {
     if (request.method !== 'OPTIONS') corsHeaders(request, reply);
     done(null, payload);
   });
-  app.addHook('preValidation', async (request, reply) => {
-    if (request.method === 'OPTIONS') return undefined;
-    await refuseUnknownParams(request);
-    return replayKnownKey(request, reply);
+  // Callback-style too, for the requests that have nothing to check here: a GET without a query.
+  app.addHook('preValidation', (request, reply, done) => {
+    const config = request.routeOptions.config;
+    if (request.method === 'OPTIONS' || (!request.url.includes('?') && !takesIdempotencyKey(request.method, config))) {
+      done();
+      return;
+    }
+    // As Fastify runs an async hook: a replay answered by replayKnownKey is seen as reply.sent.
+    refuseUnknownParams(request)
+      .then(() => replayKnownKey(request, reply))
+      .then(() => done(), done);
   });
   registerReadConnection(app);
 }
