@@ -105,11 +105,16 @@ describe(`the shopper's account, as the merchant's record shows it (${TEST_DIALE
   it('shows the tier held and the progress, at once after a tier or the metric changes', async () => {
     const tier = async (name: string, points_threshold: number) =>
       (await t.request('POST', `${API}/vip_tiers`, { body: { name, points_threshold } })).json().data;
-    const silver = await tier('Silver', 100);
+    // Strings JSON must escape, and some it need not.
+    const name = 'Ada "the Countess" \\ Lovelace, ünïcödé ☃ 𝄞 \u2028';
+    const put = await t.request('PUT', `${API}/customers/1`, { body: { email: 'customer1@example.com', first_name: name } });
+    expect(put.statusCode, put.body).toBe(200);
+    expect((await sameAsRecord()).first_name).toBe(name);
+    const silver = await tier('Silver "2"', 100);
     const gold = await tier('Gold', 1000);
     expect((await postBatch(t, [{ customer_identifier: '1', source: 'manual', points_amount: 500, expires_at: at(30) }])).statusCode).toBe(201);
     expect(await sameAsRecord()).toMatchObject({
-      vip_tier: { id: silver.id, name: 'Silver' },
+      vip_tier: { id: silver.id, name: 'Silver "2"' },
       vip_tier_progress: { metric: 'points_earned', value: 500, next_tier: { id: gold.id, name: 'Gold' }, needed: 500 },
       next_expiry: { expires_at: at(30), points: 500, credits: 0 },
     });
