@@ -12,13 +12,14 @@ export function isoTime(ms: number | null): string | null;
 export function isoTime(ms: number | null): string | null {
   if (ms === null) return null;
   const time = Number(ms);
-  // Date#toISOString dominates a page of records (two per row); the date part of the last day
-  // seen is kept, the time of day is formatted by hand. Same output, years 1970 to 9999.
+  // Date#toISOString dominated a page of records (two per row) and /me (an instant per upcoming
+  // expiry, each on another day): the date is worked out by hand (dayPrefix), the time of day
+  // too. Same output, years 1970 to 9999.
   if (!Number.isInteger(time) || time < 0 || time >= MAX_FAST_TIME) return new Date(time).toISOString();
   const day = Math.floor(time / DAY_MS);
   if (day !== lastDay) {
     lastDay = day;
-    lastDayPrefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    lastDayPrefix = dayPrefix(day);
   }
   const inDay = time - day * DAY_MS;
   const hours = Math.floor(inDay / 3_600_000);
@@ -31,6 +32,24 @@ export function isoTime(ms: number | null): string | null {
 const MAX_FAST_TIME = Date.UTC(10_000, 0, 1);
 let lastDay = -1;
 let lastDayPrefix = '';
+
+/**
+ * `YYYY-MM-DDT` of a day since the epoch (0 to 2 932 896), the proleptic Gregorian calendar's
+ * date as toISOString writes it: H. Hinnant's civil_from_days, on eras of 400 years.
+ */
+function dayPrefix(day: number): string {
+  const z = day + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor((dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365);
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  // Months counted from March, so that February's leap day comes last.
+  const m = Math.floor((5 * dayOfYear + 2) / 153);
+  const date = dayOfYear - Math.floor((153 * m + 2) / 5) + 1;
+  const month = m < 10 ? m + 3 : m - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  return `${year}-${month < 10 ? '0' : ''}${month}-${date < 10 ? '0' : ''}${date}T`;
+}
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2})(?::?(\d{2}))?)$/;
 

@@ -5,7 +5,7 @@ import type { CustomersTable } from '../db/tables.js';
 import { AuthFailures } from '../http/auth-failures.js';
 import { TokenCache, tokenFromHeader } from '../http/auth.js';
 import { shopsGeneration } from '../shops/repository.js';
-import { CLOCK_SKEW_SECONDS, refused, verifyCustomerToken } from './customer-tokens.js';
+import { CLOCK_SKEW_SECONDS, keptVerdict, refused, verifyCustomerToken } from './customer-tokens.js';
 import { findLiveKey, keysGeneration, type LiveKey } from './keys.js';
 
 // Who a storefront request is: the key (X-Publishable-Key, or the customer token's kid) and,
@@ -27,13 +27,19 @@ declare module 'fastify' {
   }
 }
 
-export interface StorefrontAuth {
+interface StorefrontAuth {
   /** The live key of a publishable key; undefined when it is unknown or revoked. */
   key(publishableKey: string, request: FastifyRequest): Promise<LiveKey | undefined>;
+  /** The live key of a publishable key found lately; undefined when it must be looked up (key). */
+  cached(publishableKey: string): LiveKey | undefined;
 }
 
-/** Every route of the scope requires a customer token, or, with config.publishable, a publishable key. */
-export function registerStorefrontAuth(app: FastifyInstance): StorefrontAuth {
+/**
+ * Who a request of the scope is: every route requires a customer token, or, with
+ * config.publishable, a publishable key. Returns the check, which the scope's one onRequest
+ * hook runs (scope.ts); a preflight, which carries no credentials, is not checked.
+ */
+export function registerStorefrontAuth(app: FastifyInstance): (request: FastifyRequest) => Promise<void> {
   const keys = new TokenCache<LiveKey>(
     (pk) => findLiveKey(app.db, pk),
     () => shopsGeneration() + keysGeneration(),
@@ -46,20 +52,18 @@ export function registerStorefrontAuth(app: FastifyInstance): StorefrontAuth {
       failures.check(request.ip);
       return keys.lookUp(publishableKey);
     },
+    cached: (publishableKey) => keys.cached(publishableKey),
   };
   app.decorateRequest('storefrontKey', null);
   app.decorateRequest('customer', null);
-  app.addHook('onRequest', async (request) => {
-    // A preflight carries no credentials (storefront/cors.ts answers it).
-    if (request.method === 'OPTIONS') return;
+  return async (request) => {
     try {
       await (request.routeOptions.config.publishable ? byPublishableKey(request, auth) : byCustomerToken(request, auth));
     } catch (error) {
       failures.record(request.ip);
       throw error;
     }
-  });
-  return auth;
+  };
 }
 
 async function byPublishableKey(request: FastifyRequest, auth: StorefrontAuth): Promise<void> {
@@ -78,17 +82,24 @@ const customerRow = prepareQuery<{ shopId: number; remoteId: number }, Selectabl
 async function byCustomerToken(request: FastifyRequest, auth: StorefrontAuth): Promise<void> {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null || token.length > 4096) throw refused();
-  let key: LiveKey | undefined;
-  const { claims } = await verifyCustomerToken(
-    token,
-    async (kid) => {
-      key = await auth.key(kid, request);
-      // Known before the token is judged, so that a refusal can be read by an allowed origin.
-      request.storefrontKey = key ?? null;
-      return key?.secret;
-    },
-    request.server.clock(),
-  );
+  const now = request.server.clock();
+  // A shopper's token seen lately, of a key found lately: nothing to wait for.
+  const kept = keptVerdict(token, now);
+  let key = kept === undefined ? undefined : auth.cached(kept.kid);
+  let claims = kept?.claims;
+  if (key === undefined || claims === undefined) {
+    ({ claims } = await verifyCustomerToken(
+      token,
+      async (kid) => {
+        key = await auth.key(kid, request);
+        // Known before the token is judged, so that a refusal can be read by an allowed origin.
+        request.storefrontKey = key ?? null;
+        return key?.secret;
+      },
+      now,
+    ));
+  }
+  request.storefrontKey = key!;
   const shop = key!.shop;
   const [customer] = await customerRow(request.server.db, { shopId: shop.id, remoteId: claims.remoteId });
   // A token issued before its customer was created named someone else: a customer erased since,

@@ -30,6 +30,45 @@ export interface CustomerClaims {
 /** Signs nothing valid: stands in for the secret of an unknown kid, so the work is the same. */
 const NOBODYS_SECRET = hmacKey(randomBytes(32));
 
+/** What a token that passed every check says, and the claims that decide when it passes again. */
+interface Verified {
+  kid: string;
+  claims: CustomerClaims;
+  iat: number;
+  nbf: number | undefined;
+  exp: number;
+}
+
+/**
+ * Tokens that passed verification lately, keyed by the token as sent (its signature included),
+ * so that a shopper's next requests with it cost no signature: a kid's secret never changes (a
+ * key is revoked, never re-keyed), so only the key's liveness and the time checks can turn
+ * the answer. Bounded in count and in the tokens' length; cleared when full.
+ */
+const verified = new Map<string, Verified>();
+const VERIFIED_MAX = 5000;
+const VERIFIED_MAX_LENGTH = 1024;
+
+/**
+ * Whether a token that passed once passes at `now`: jose's time checks (nbf past, exp not, with
+ * the skew, on whole seconds as jose counts them) and this module's (iat not in the future).
+ */
+function passesAt(token: Verified, now: number): boolean {
+  const seconds = Math.floor(now / 1000);
+  if (token.nbf !== undefined && token.nbf > seconds + CLOCK_SKEW_SECONDS) return false;
+  if (token.exp <= seconds - CLOCK_SKEW_SECONDS) return false;
+  return token.iat <= now / 1000 + CLOCK_SKEW_SECONDS;
+}
+
+/**
+ * What a token verified lately says, when it passes the time checks at `now`; the caller must
+ * still find its kid a live key. Undefined: verify it (verifyCustomerToken).
+ */
+export function keptVerdict(token: string, now: number): { kid: string; claims: CustomerClaims } | undefined {
+  const known = verified.get(token);
+  return known !== undefined && passesAt(known, now) ? known : undefined;
+}
+
 /**
  * Verifies a customer token; `secretOf` finds the secret of a live key by its publishable key.
  * Refused (401, one message) for any alg but HS256, a bad signature, an unknown kid, exp missing
@@ -41,6 +80,18 @@ export async function verifyCustomerToken(
   secretOf: (kid: string) => Promise<webcrypto.CryptoKey | undefined>,
   now: number,
 ): Promise<{ kid: string; claims: CustomerClaims }> {
+  const known = keptVerdict(token, now);
+  // Anything else (a key revoked since, a token expired) is judged in full, and refused as any.
+  if (known !== undefined && (await secretOf(known.kid)) !== undefined) return known;
+  const result = await verifyInFull(token, secretOf, now);
+  if (token.length <= VERIFIED_MAX_LENGTH) {
+    if (verified.size >= VERIFIED_MAX) verified.clear();
+    verified.set(token, result);
+  }
+  return result;
+}
+
+async function verifyInFull(token: string, secretOf: (kid: string) => Promise<webcrypto.CryptoKey | undefined>, now: number): Promise<Verified> {
   let kid: unknown;
   try {
     kid = decodeProtectedHeader(token).kid;
@@ -61,11 +112,12 @@ export async function verifyCustomerToken(
     throw refused();
   }
   if (secret === nobodys) throw refused();
-  const { exp, iat, sub } = payload as { exp: number; iat: number; sub: unknown };
+  const { exp, iat, nbf, sub } = payload as { exp: number; iat: number; nbf?: number; sub: unknown };
   if (iat > now / 1000 + CLOCK_SKEW_SECONDS || exp - iat > MAX_LIFETIME_SECONDS) throw refused();
   const remoteId = typeof sub === 'string' ? parseRemoteId(sub) : null;
   if (remoteId === null) throw refused();
-  return { kid: kid as string, claims: { remoteId, issuedAt: iat * 1000 } };
+  // Shared by the requests that come with the same token: frozen so that none can change it.
+  return Object.freeze({ kid: kid as string, claims: Object.freeze({ remoteId, issuedAt: iat * 1000 }), iat, nbf, exp });
 }
 
 /** Signs a customer token as a merchant's backend would (POST …/storefront_tokens, the demo page). */

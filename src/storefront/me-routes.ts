@@ -1,7 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Selectable } from 'kysely';
-import type { CustomersTable, DB } from '../db/tables.js';
 import { findCustomer } from '../customers/repository.js';
 import { customersWritten } from '../earning/customers.js';
 import { AppError } from '../errors.js';
@@ -13,22 +11,18 @@ import { eventsQuery, type EventRow } from '../ledger/events-repository.js';
 import { enqueueRecordEvents } from '../records/events.js';
 import { recordsJson } from '../records/resource.js';
 import { customers } from '../records/resources/customers.js';
+import { getShop } from '../shops/repository.js';
+import { keptTiersOf, tiersOf } from '../tiers/tiers.js';
 import { refused } from './customer-tokens.js';
-import { upcomingExpiries } from './expiries.js';
+import { meBody, meJson } from './me-json.js';
 import { BirthdayInput, Me, MePointsEvent } from './schemas.js';
 import { storefrontErrors, STOREFRONT_ROUTE } from './scope.js';
 
 // The shopper's own account: what /me shows, their history, and the one field they may set.
 
-/** The customer as /me shows it, read in the caller's snapshot. */
-async function meJson(db: DB, shopId: number, row: Selectable<CustomersTable>, now: number) {
-  // No lot that holds something expires (next_expiry_at is kept by the ledger): no lot to read.
-  const upcoming = row.next_expiry_at === null ? Promise.resolve([]) : upcomingExpiries(db, shopId, Number(row.remote_id), now);
-  const [[record], expiries] = await Promise.all([recordsJson(db, shopId, customers, [row], now), upcoming]);
-  return { ...record!, upcoming_expiries: expiries };
-}
-
 const customerOf = (request: FastifyRequest) => request.customer!;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function registerMeRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -42,7 +36,13 @@ export function registerMeRoutes(server: FastifyInstance): void {
         response: { 200: DataEnvelope(Me), ...storefrontErrors('read') },
       },
     },
-    async (request) => ({ data: await meJson(request.db, request.shop.id, customerOf(request), app.clock()) }),
+    // The shop and its tiers as the key that authenticated the request holds them (auth.ts).
+    async (request, reply) => {
+      const now = app.clock();
+      const me = await meJson(request.db, request.shop, await keptTiersOf(request.db, request.shop.id), customerOf(request), now);
+      // A string with a JSON type is sent as it is, not through the serialiser (me-json.ts).
+      return reply.type(JSON_TYPE).send(meBody(me) as never);
+    },
   );
 
   app.get(
@@ -98,7 +98,8 @@ export function registerMeRoutes(server: FastifyInstance): void {
         const row = (await findCustomer(trx, shopId, String(remoteId)))!;
         const [record] = await recordsJson(trx, shopId, customers, [row], now);
         await enqueueRecordEvents(trx, shopId, customers, [{ created: false, record: record! }], now);
-        return { status: 200, body: { data: await meJson(trx, shopId, row, now) } };
+        const [shop, tiers] = await Promise.all([getShop(trx, shopId), tiersOf(trx, shopId)]);
+        return { status: 200, body: { data: await meJson(trx, shop!, tiers, row, now) } };
       });
     },
   );

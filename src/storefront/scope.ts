@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors.js';
 import { AuthFailures } from '../http/auth-failures.js';
-import { replayKnownKey } from '../http/idempotency.js';
+import { replayKnownKey, takesIdempotencyKey } from '../http/idempotency.js';
 import { refuseUnknownParams } from '../http/query.js';
 import { registerReadConnection } from '../http/read-connection.js';
 import { errorResponses, type ErrorDoc, type ErrorStatus } from '../http/schemas.js';
@@ -79,19 +79,17 @@ export function registerStorefrontScope(app: FastifyInstance): void {
   const perAddress = new AuthFailures(addressMax, windowMs, message);
   const perCustomer = new AuthFailures(customerMax, windowMs, message);
   app.options('/*', { schema: { hide: true } }, preflight);
-  const addressWindows = new WeakMap<FastifyRequest, RateWindow>();
-  app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS') return;
-    perAddress.check(request.ip);
-    addressWindows.set(request, perAddress.record(request.ip));
-  });
-  registerStorefrontAuth(app);
-  // Once authenticated, the answer shows the count it is limited by: the customer's, or on
-  // /programme the client address's.
+  const authenticate = registerStorefrontAuth(app);
+  // One hook for the limits and who is asking, in that order: a request over its address's
+  // limit is refused before its credentials are looked at. Once authenticated, the answer shows
+  // the count it is limited by: the customer's, or on /programme the client address's.
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS') return;
+    perAddress.check(request.ip);
+    const addressWindow = perAddress.record(request.ip);
+    await authenticate(request);
     if (request.customer === null) {
-      rateLimitHeaders(reply, addressMax, addressWindows.get(request)!);
+      rateLimitHeaders(reply, addressMax, addressWindow);
       return;
     }
     const who = `${request.shop.id}:${request.customer.remote_id}`;
@@ -100,10 +98,22 @@ export function registerStorefrontScope(app: FastifyInstance): void {
     request.idempotencyScope = `customer:${request.customer.remote_id}`;
   });
   // Errors too: a browser must be able to read a 401 to fetch a new token.
-  app.addHook('onSend', async (request, reply) => {
+  // Callback-style, as it never waits: an async hook costs a promise per response.
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.method !== 'OPTIONS') corsHeaders(request, reply);
+    done(null, payload);
   });
-  app.addHook('preValidation', async (request) => (request.method === 'OPTIONS' ? undefined : refuseUnknownParams(request)));
-  app.addHook('preValidation', replayKnownKey);
+  // Callback-style too, for the requests that have nothing to check here: a GET without a query.
+  app.addHook('preValidation', (request, reply, done) => {
+    const config = request.routeOptions.config;
+    if (request.method === 'OPTIONS' || (!request.url.includes('?') && !takesIdempotencyKey(request.method, config))) {
+      done();
+      return;
+    }
+    // As Fastify runs an async hook: a replay answered by replayKnownKey is seen as reply.sent.
+    refuseUnknownParams(request)
+      .then(() => replayKnownKey(request, reply))
+      .then(() => done(), done);
+  });
   registerReadConnection(app);
 }

@@ -2,7 +2,7 @@ import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { getShop } from '../shops/repository.js';
 import { tierSubjects } from './metric.js';
-import { retier, tiersOf } from './tiers.js';
+import { retier, tiersChanged, tiersOf } from './tiers.js';
 import { sumEarnedWindows } from '../ledger/earned-days-repository.js';
 import { windowStart } from '../ledger/earned-window.js';
 
@@ -20,6 +20,8 @@ const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolv
 /** A tier was created, changed or deleted: the shop's customers are re-tiered in the background. */
 export async function retierShopLater(trx: DB, shopId: number): Promise<void> {
   await trx.updateTable('shops').set({ retier_after: 0 }).where('id', '=', shopId).execute();
+  // Every tier write comes here, in its transaction: tiers kept for reads are dropped.
+  tiersChanged();
 }
 
 /** One step for one shop: re-tiers the next ROWS customers; returns how many it looked at. */

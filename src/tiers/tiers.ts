@@ -3,7 +3,8 @@ import { allocateIds, insertRows, updateRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, VipTierChangesTable } from '../db/tables.js';
 import { enqueueEvents } from '../events/outbox.js';
-import { getShop, type Shop, type TierMetric } from '../shops/repository.js';
+import { TOKEN_CACHE_MS } from '../http/auth.js';
+import { getShop, shopsGeneration, type Shop, type TierMetric } from '../shops/repository.js';
 
 // VIP tiers (docs/earning.md, "VIP tiers"): a customer's tier is the highest tier of the shop
 // whose threshold is at most their value in the shop's metric (metric.ts): the points they
@@ -38,6 +39,48 @@ export async function tiersOf(db: DB, shopId: number): Promise<Tier[]> {
     threshold: Number(t.points_threshold),
     multiplier: Number(t.earning_multiplier) / 100,
   }));
+}
+
+let generation = 0;
+
+/** Counts the tier writes this process made (retierShopLater), so that kept tiers drop them at once. */
+export function tiersGeneration(): number {
+  return generation;
+}
+
+/** A tier of the shop was created, changed or deleted in this process. */
+export function tiersChanged(): void {
+  generation++;
+}
+
+interface KeptTiers {
+  tiers: readonly Tier[];
+  /** When the read that found them began. */
+  since: number;
+  generation: number;
+}
+
+const kept = new Map<number, KeptTiers>();
+const KEPT_SHOPS = 10_000;
+
+/**
+ * The shop's tiers for a read that shows the shop as the storefront's key cache holds it
+ * (storefront/auth.ts, http/auth.ts TOKEN_CACHE_MS): kept as long as that shop is, so a change
+ * made in this process shows at once and one made by another process within TOKEN_CACHE_MS.
+ * Never for a write: a transaction reads tiersOf.
+ */
+export function keptTiersOf(db: DB, shopId: number): readonly Tier[] | Promise<readonly Tier[]> {
+  const current = tiersGeneration() + shopsGeneration();
+  const found = kept.get(shopId);
+  if (found !== undefined && found.generation === current && performance.now() - found.since < TOKEN_CACHE_MS) return found.tiers;
+  const since = performance.now();
+  return tiersOf(db, shopId).then((tiers) => {
+    if (kept.size >= KEPT_SHOPS && !kept.has(shopId)) kept.clear();
+    // Shared by the requests that follow: frozen so that none can change them for the others.
+    const frozen = Object.freeze(tiers.map((t) => Object.freeze(t)));
+    kept.set(shopId, { tiers: frozen, since, generation: current });
+    return frozen;
+  });
 }
 
 /** The highest tier whose threshold `value` reaches; null below every tier. */

@@ -1,11 +1,16 @@
+import fastJson from 'fast-json-stringify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DataEnvelope } from '../../src/http/schemas.js';
+import { Me } from '../../src/storefront/schemas.js';
 import { API, DAY, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, expectConsistentLedger, postBatch } from '../ledger/fixtures.js';
 import { asCustomer, createKey, customerToken, type TestKey } from './fixtures.js';
 
 // GET /me's upcoming_expiries: one entry per expiry instant, soonest first, up to 5, exact
-// however many lots share an instant, and never what expired already (swept or not).
+// however many lots share an instant, and never what expired already (swept or not). And the
+// rest of /me: what the merchant's Customer record shows of the same customer at the same
+// instant, sent as the route's schema would serialise it.
 
 const START = Date.UTC(2026, 0, 15, 12);
 const at = (days: number) => new Date(START + days * DAY).toISOString();
@@ -68,5 +73,79 @@ describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
     ]);
     expect(data.points_balance).toBe(1000 + 5 + 7 + 8 + 9 + 10);
     await expectConsistentLedger(t);
+  });
+});
+
+describe(`the shopper's account, as the merchant's record shows it (${TEST_DIALECT})`, () => {
+  let t: TestContext;
+  let key: TestKey;
+  beforeAll(async () => {
+    t = await setup({ shop: { per_event_expiry: true }, now: START });
+    await createCustomers(t, 2);
+    key = await createKey(t);
+  });
+  afterAll(() => t.close());
+
+  const shown = Object.keys(Me.properties).filter((name) => name !== 'upcoming_expiries');
+  const serialize = fastJson(DataEnvelope(Me) as object);
+
+  /** GET /me of the customer, checked against GET /customers/{id}; its data. */
+  const sameAsRecord = async (remoteId = '1') => {
+    const res = await asCustomer(t, 'GET', '/me', await customerToken(t, key, { sub: remoteId }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    // Byte for byte what the schema's serialiser writes: its fields only, in its order.
+    expect(res.body).toBe(serialize(res.json()));
+    const me = res.json().data;
+    const record = (await t.request('GET', `${API}/customers/${remoteId}`)).json().data;
+    expect(Object.fromEntries(shown.map((name) => [name, me[name]]))).toEqual(Object.fromEntries(shown.map((name) => [name, record[name]])));
+    return me;
+  };
+
+  it('shows the tier held and the progress, at once after a tier or the metric changes', async () => {
+    const tier = async (name: string, points_threshold: number) =>
+      (await t.request('POST', `${API}/vip_tiers`, { body: { name, points_threshold } })).json().data;
+    // Strings JSON must escape, and some it need not.
+    const name = 'Ada "the Countess" \\ Lovelace, ünïcödé ☃ 𝄞 \u2028';
+    const put = await t.request('PUT', `${API}/customers/1`, { body: { email: 'customer1@example.com', first_name: name } });
+    expect(put.statusCode, put.body).toBe(200);
+    expect((await sameAsRecord()).first_name).toBe(name);
+    const silver = await tier('Silver "2"', 100);
+    const gold = await tier('Gold', 1000);
+    expect((await postBatch(t, [{ customer_identifier: '1', source: 'manual', points_amount: 500, expires_at: at(30) }])).statusCode).toBe(201);
+    expect(await sameAsRecord()).toMatchObject({
+      vip_tier: { id: silver.id, name: 'Silver "2"' },
+      vip_tier_progress: { metric: 'points_earned', value: 500, next_tier: { id: gold.id, name: 'Gold' }, needed: 500 },
+      next_expiry: { expires_at: at(30), points: 500, credits: 0 },
+    });
+    await sameAsRecord('2');
+    expect((await t.request('PATCH', `${API}/vip_tiers/${silver.id}`, { body: { name: 'Argent' } })).statusCode).toBe(200);
+    expect((await sameAsRecord()).vip_tier).toEqual({ id: silver.id, name: 'Argent' });
+    expect((await t.request('DELETE', `${API}/vip_tiers/${gold.id}`)).statusCode).toBe(200);
+    expect((await sameAsRecord()).vip_tier_progress.next_tier).toBeNull();
+    expect((await t.request('PATCH', `${API}/shop`, { body: { vip_tier_metric: 'orders_count' } })).statusCode).toBe(200);
+    expect((await sameAsRecord()).vip_tier_progress).toMatchObject({ metric: 'orders_count', value: 0 });
+  });
+
+  it('shows balances and the next expiry at every instant, before the sweep writes off what expired', async () => {
+    const grant = (days: number, points: number, credits: number) => ({
+      customer_identifier: '2',
+      source: 'manual',
+      points_amount: points,
+      credits_amount: credits,
+      expires_at: at(days),
+    });
+    expect((await postBatch(t, [grant(2, 10, 1.25), grant(4, 20, 0), grant(6, 30, 2.5)])).statusCode).toBe(201);
+    let day = 0;
+    for (const [until, points, credits] of [
+      [0, 60, 3.75],
+      [3, 50, 2.5],
+      [5, 30, 2.5],
+      [7, 0, 0],
+    ] as const) {
+      t.clock.advance((until - day) * DAY);
+      day = until;
+      expect(await sameAsRecord('2'), `day ${until}`).toMatchObject({ points_balance: points, credits_balance: credits });
+    }
   });
 });

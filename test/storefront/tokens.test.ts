@@ -93,6 +93,17 @@ describe(`customer tokens (${TEST_DIALECT})`, () => {
     expect((await me(await customerToken(t, key, { nbf: 59 }))).statusCode).toBe(200);
   });
 
+  it('judges a token that passed again at each use: refused before its nbf and from its exp on, with the skew', async () => {
+    const token = await customerToken(t, key, { nbf: 100, exp: 200 });
+    expect(await refusal(token)).toEqual(expected);
+    t.clock.advance(41_000);
+    expect((await me(token)).statusCode).toBe(200);
+    t.clock.advance(218_000);
+    expect((await me(token)).statusCode).toBe(200);
+    t.clock.advance(1000);
+    expect(await refusal(token)).toEqual(expected);
+  });
+
   it("refuses a sub that names no customer of the key's shop, or not as a remote_id", async () => {
     for (const sub of ['999', '0', '-1', '01', 'customer1@example.com', '1.0', '99999999999999999999']) {
       expect(await refusal(await customerToken(t, key, { sub })), sub).toEqual(expected);
