@@ -11,6 +11,11 @@ import { auditWrite, type AuditNote } from './audit.js';
 export interface WriteResult {
   status: number;
   body: unknown;
+  /**
+   * The body as the route's response schema serialises it, when the route has made that text
+   * already (a batch's events: ledger/event-json.ts): sent and stored as it is.
+   */
+  json?: string;
 }
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -147,6 +152,7 @@ export async function runWrite(request: FastifyRequest, reply: FastifyReply, wor
   const key = readKey(request);
   if (key === null) {
     const result = await transaction(app.db, (trx) => audited(trx, request, work, app.clock()));
+    if (result.json !== undefined) return send(reply, { status: result.status, payload: result.json, replayed: false });
     return reply.code(result.status).send(result.body);
   }
 
@@ -166,7 +172,7 @@ export async function runWrite(request: FastifyRequest, reply: FastifyReply, wor
       await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', keyAsStored).execute();
       const result = await audited(trx, request, work, now);
       reply.code(result.status);
-      const payload = String(reply.serialize(result.body));
+      const payload = result.json ?? String(reply.serialize(result.body));
       await trx
         .insertInto('idempotency_keys')
         .values({ shop_id: shopId, key: keyAsStored, request_hash: fingerprint(request), status_code: result.status, response_body: payload, created_at: now })

@@ -2,7 +2,7 @@ import type { DB } from '../db/tables.js';
 import { wantsTopics } from '../events/outbox.js';
 import { NO_BALANCES, type Balances } from './balances.js';
 import { balancesAfter, planPostings, type LedgerPlan, type PlanInput } from './plan.js';
-import type { Posted, Posting, PostOptions } from './posting.js';
+import type { Posted, Posting, PostingFailure, PostOptions } from './posting.js';
 import { changesEarned, earnedWindowFrom, lockPosting, readEarnedSince, readLots } from './read.js';
 import { writePlan } from './write.js';
 import { expireDueBeforePosting } from './expiry.js';
@@ -30,6 +30,7 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
   const announced = writes && (await wantsTopics(trx, shopId, ['points_event.created']));
   const from = writes && changesEarned(postings) ? await earnedWindowFrom(trx, shopId, now) : 0;
   let balances = await lockPosting(trx, shopId, postings, now, options);
+  if (options.resolve === true && postings.some((p) => !balances.has(p.customer.remoteId))) return withoutAbsent(postings, balances, now, options.pending);
   if (writes && (await expireDueBeforePosting(trx, shopId, balances, now)))
     balances = await lockPosting(trx, shopId, postings, now, { ...options, locked: undefined });
   const input: PlanInput = { now, postings, balances, lots: null, window: { from, earnedSince: new Map() }, pending: options.pending };
@@ -50,6 +51,23 @@ export async function postEvents(trx: DB, shopId: number, postings: readonly Pos
     balances: written.balances,
     changed: plan.customers.map((c) => ({ remoteId: c.remoteId, email: c.email, before: c.before, after: written.balances.get(c.remoteId) ?? NO_BALANCES })),
   };
+}
+
+/**
+ * Postings whose customer is not there (PostOptions.resolve) fail, the others are judged as
+ * ever, so that one answer names every failure; nothing is written.
+ */
+function withoutAbsent(postings: readonly Posting[], balances: ReadonlyMap<number, Balances>, now: number, pending: PostOptions['pending']): Posted {
+  const failures: PostingFailure[] = [];
+  const kept: number[] = [];
+  postings.forEach(({ customer }, index) => {
+    if (balances.has(customer.remoteId)) kept.push(index);
+    else failures.push({ index, field: 'customer_identifier', code: 'customer_not_found', message: `No customer with remote_id ${customer.remoteId}` });
+  });
+  const judged = planPostings({ now, postings: kept.map((i) => postings[i]!), balances, lots: null, window: { from: 0, earnedSince: new Map() }, pending });
+  for (const failure of judged.failures) failures.push({ ...failure, index: kept[failure.index]! });
+  failures.sort((a, b) => a.index - b.index);
+  return { failures, events: [], balances: judgedBalances(judged), changed: [] };
 }
 
 /** The balances as judged: nothing written, so the next expiries are those read. */

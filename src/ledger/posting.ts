@@ -81,13 +81,13 @@ export function posting(customer: PostingCustomer, fields: EntryFields): Posting
   };
 }
 
-/** A posting the balance cannot cover, by its index in the list given. */
-export interface PostingFailure {
-  index: number;
-  field: 'points_amount' | 'credits_amount';
-  code: 'insufficient_balance';
-  message: string;
-}
+/**
+ * A posting the balance cannot cover, or (PostOptions.resolve) whose customer does not exist,
+ * by its index in the list given.
+ */
+export type PostingFailure =
+  | { index: number; field: 'points_amount' | 'credits_amount'; code: 'insufficient_balance'; message: string }
+  | { index: number; field: 'customer_identifier'; code: 'customer_not_found'; message: string };
 
 /** A customer a posting changed: their balances before and after it. */
 export interface CustomerChange {
@@ -116,6 +116,13 @@ export interface PostOptions {
    * customer of the postings: they are not read again.
    */
   locked?: ReadonlyMap<number, Balances>;
+  /**
+   * The postings' customers are as a request named them, by remote id, not known to exist:
+   * their e-mails are read with their lock (one read of the customers, not two) and set on the
+   * postings, and a posting whose customer is not there fails (customer_not_found), judged with
+   * the others, instead of throwing.
+   */
+  resolve?: boolean;
   /**
    * Changes to customers' pending points (earned, not spendable yet), written with their
    * balances; a customer here need not have a posting.

@@ -18,7 +18,11 @@ import type { Posting, PostOptions } from './posting.js';
 export const FIRST_CHUNK = 8;
 export const CHUNK = 64;
 
-/** The customers of the postings and of the pending changes, locked, with their balances at `now`. */
+/**
+ * The customers of the postings and of the pending changes, locked, with their balances at
+ * `now`; with `resolve`, their e-mails are read in the same statement and set on the postings
+ * (a customer that is not there has no balances).
+ */
 export async function lockPosting(
   trx: DB,
   shopId: number,
@@ -29,7 +33,12 @@ export async function lockPosting(
   const ids = postings.map((p) => p.customer.remoteId);
   for (const id of options.pending?.keys() ?? []) ids.push(id);
   const { locked } = options;
-  return locked !== undefined && ids.every((id) => locked.has(id)) ? locked : lockBalances(trx, shopId, ids, now);
+  if (options.resolve !== true) return locked !== undefined && ids.every((id) => locked.has(id)) ? locked : lockBalances(trx, shopId, ids, now);
+  const emails = new Map<number, string | null>();
+  const each = (row: Record<string, unknown>) => emails.set(Number(row.remote_id), row.email as string | null);
+  const balances = await lockBalances(trx, shopId, ids, now, { columns: ['email'], each });
+  for (const { customer } of postings) customer.email = emails.get(customer.remoteId) ?? null;
+  return balances;
 }
 
 /** Whether any posting changes the points earned (and so the earned days and window). */

@@ -11,6 +11,7 @@ import { attachedErrors } from '../http/validation.js';
 import { getShop, type Shop } from '../shops/repository.js';
 import { postingEffects } from '../earning/effects.js';
 import { applyEvents } from './apply.js';
+import { eventsText } from './event-json.js';
 import { reverseEvent } from './reverse.js';
 import { registerLedgerReadRoutes } from './read-routes.js';
 import { checkEvent, invalidEvents } from './rules.js';
@@ -120,7 +121,8 @@ export function registerLedgerRoutes(server: FastifyInstance): void {
         const applied = await applyEvents(trx, request.shop.id, entries, now, { judgeOnly, alongside });
         if (applied.failures || judgeOnly) throw invalidEvents([...envelope, ...(applied.failures ?? [])], LIST);
         await effects.follow(applied.posted, now);
-        return { status: 201, body: { data: applied.events } };
+        const events = applied.events;
+        return { status: 201, body: { data: events }, json: eventsText(events) };
       });
     },
   );

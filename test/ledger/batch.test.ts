@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
-import { balanceOf, countRows, createCustomers, postBatch, expectConsistentLedger } from './fixtures.js';
+import { balanceOf, countRows, createCustomers, postBatch, postEvent, expectConsistentLedger } from './fixtures.js';
 
 describe(`points events in a batch (${TEST_DIALECT})`, () => {
   // The `it` blocks below share one context (database, shop, clock): they run in order.
@@ -68,6 +68,23 @@ describe(`points events in a batch (${TEST_DIALECT})`, () => {
     expect(await countRows(t, 'points_lots')).toBe(lots);
   });
 
+  it('reports a remote id that names no customer beside the balances it judges, when every field is valid', async () => {
+    // Read with the customers' lock: the other events are still judged, and nothing is written.
+    const events = await countRows(t, 'points_events');
+    const res = await postBatch(t, [grant('1', 1), grant('999', 5), grant(' 998 ', 5), grant('4', -1_000_000), grant('customer2@example.com', 1)]);
+    expect(errorOf(res).details).toEqual([
+      { param: 'points_events[1].customer_identifier', code: 'customer_not_found', message: 'No customer with remote_id or e-mail "999"' },
+      { param: 'points_events[2].customer_identifier', code: 'customer_not_found', message: 'No customer with remote_id or e-mail " 998 "' },
+      expect.objectContaining({ param: 'points_events[3].points_amount', code: 'insufficient_balance' }),
+    ]);
+    expect(errorOf(res).message).toBe('3 points events are invalid');
+    const single = await postEvent(t, grant('999', 5));
+    expect(errorOf(single).details).toEqual([
+      { param: 'customer_identifier', code: 'customer_not_found', message: 'No customer with remote_id or e-mail "999"' },
+    ]);
+    expect(await countRows(t, 'points_events')).toBe(events);
+  });
+
   it('judges later events as if failed ones were absent', async () => {
     // Event 0 fails, so event 1 has nothing to deduct from: both are reported.
     const res = await postBatch(t, [grant('5', 10, { source: 'nope' }), grant('5', -10)]);
@@ -131,6 +148,61 @@ describe(`points events in a batch: configured maximum (${TEST_DIALECT})`, () =>
     expect((await postBatch(t, [grant, grant, grant])).statusCode).toBe(201);
     const res = await postBatch(t, [grant, grant, grant, grant]);
     expect(errorOf(res).details).toEqual([{ param: 'points_events', code: 'too_many', message: 'points_events must have at most 3 elements' }]);
+  });
+
+  it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
+});
+
+describe(`points events in a batch: the answer's text (${TEST_DIALECT})`, () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    // Grants expire: expires_at is a time, not null.
+    t = await setup({ shop: { points_expiry_days: 30 } });
+    await createCustomers(t, 2);
+    const res = await t.request('PUT', `${API}/customers/3`, { body: { first_name: 'No e-mail' } });
+    expect(res.statusCode).toBe(201);
+  });
+  afterAll(() => t.close());
+
+  // Strings the schema's serialiser escapes in each of its ways: short and long, with and without
+  // quotes, backslashes, control characters, and characters beyond ASCII.
+  const notes = [
+    'Order #1',
+    'She said "thanks" \\ twice',
+    'tab\there, newline\nthere',
+    'café ☕ 🎉 \u2028 \u00e9',
+    'a note longer than forty-two characters, with nothing to escape',
+    'a note longer than forty-two characters, with "quotes" and a \\ backslash',
+    'x'.repeat(2000),
+  ];
+
+  it('is, byte for byte, what the schema writes for the same events read one by one', async () => {
+    const events = [
+      ...notes.map((note, i) => ({
+        customer_identifier: String((i % 3) + 1),
+        source: 'order',
+        points_amount: 10 + i,
+        external_note: note,
+        internal_note: note,
+      })),
+      { customer_identifier: 'customer2@example.com', source: 'custom_action', custom_action_name: 'Joined "the club"', credits_amount: 12.34 },
+      { customer_identifier: '1', source: 'manual', points_amount: -3, credits_amount: 0, applied_at: '2026-01-15T12:00:00.5Z' },
+      { customer_identifier: '2', source: 'refund', credits_amount: -0.01 },
+    ];
+    const res = await postBatch(t, events, { 'idempotency-key': 'text-1' });
+    expect(res.statusCode).toBe(201);
+    const ids = (res.json().data as { id: number }[]).map((e) => e.id);
+    expect(ids).toHaveLength(events.length);
+    const alone = await Promise.all(ids.map((id) => t.request('GET', `${API}/points_events/${id}`)));
+    expect(alone.map((r) => r.statusCode)).toEqual(ids.map(() => 200));
+    // `{"data":{…}}` each: the events' texts, in a list.
+    const expected = `{"data":[${alone.map((r) => r.body.slice('{"data":'.length, -1)).join(',')}]}`;
+    expect(res.body).toBe(expected);
+    expect(res.headers['content-type']).toBe(alone[0]!.headers['content-type']);
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(expected)));
+    // A retry replays the same bytes.
+    const again = await postBatch(t, events, { 'idempotency-key': 'text-1' });
+    expect([again.statusCode, again.headers['idempotent-replayed'], again.body]).toEqual([201, 'true', expected]);
   });
 
   it('leaves a ledger that loyalty verify finds consistent', () => expectConsistentLedger(t, null));
