@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { RESOURCES, resourceNamed } from '../records/resources/index.js';
 import { FORMATS, formatOf, writeChecked, type Format } from '../records/import.js';
 import { checkedInThread } from './import-reader.js';
+import { bulkWrite } from '../db/dialect.js';
 import { getShop } from '../shops/repository.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 
@@ -69,7 +70,7 @@ export function registerImportCommand(program: Command): void {
         const bar = progressBar(options.json ? 0 : fs.statSync(file).size);
         const started = Date.now();
         const batches = checkedInThread({ table: r.table, file, format, config }, (n) => bar.advance(n));
-        const result = await writeChecked(database.db, shopId, r, batches, Date.now(), config, { earn: options.earn });
+        const result = await bulkWrite(database.db, r.table, () => writeChecked(database.db, shopId, r, batches, Date.now(), config, { earn: options.earn }));
         bar.done();
         const seconds = (Date.now() - started) / 1000;
         output(options.json ?? false, { ...result, seconds }, () => {

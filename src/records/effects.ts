@@ -29,10 +29,12 @@ export interface RecordEffects {
   prior?(trx: DB, shopId: number, ids: readonly number[]): Promise<Prior>;
   /**
    * Column values the programme gives the records a bulk upsert (import, demo) creates, by
-   * column, `count` each: written in the insert itself, never over a stored record's (customers:
-   * referral codes, unique in the shop). Needs `prior`, which tells the records that exist.
+   * column, one for each of `fresh` (their values as the write gives them): written in the
+   * insert itself, never over a stored record's (customers: referral codes, which the shop's
+   * unique index guards, so a clash fails the write and the importer writes again; the next
+   * birthday grant). Needs `prior`, which tells the records that exist.
    */
-  created?(trx: DB, shopId: number, count: number): Promise<Record<string, readonly unknown[]>>;
+  created?(trx: DB, w: EffectWriter, fresh: readonly Record<string, unknown>[]): Promise<Record<string, readonly unknown[]>>;
   /** After records were written (PUT, POST, PATCH, import, demo). */
   written?(trx: DB, w: EffectWriter, written: readonly WrittenRecord[], prior: Prior): Promise<void>;
   /** After a record was deleted. */

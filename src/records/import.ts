@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { parse, type CsvError } from 'csv-parse';
-import { transaction } from '../db/dialect.js';
+import { isUniqueViolation, transaction } from '../db/dialect.js';
 import type { Config } from '../config.js';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
@@ -153,35 +153,58 @@ export interface CheckedBatch {
 }
 
 /**
+ * Times a batch is written when a unique index refuses its write: a new customer's referral
+ * code, drawn without a look-up, that a stored customer holds (earning/customers.ts,
+ * drawBulkReferralCodes), or a value another writer took after the checks. The batch's
+ * transaction rolls back, and the next attempt checks again (the taken value is then refused
+ * as a PUT refuses it) and draws new codes.
+ */
+const ATTEMPTS = 3;
+
+/** Writes a batch (writeRounds) in a transaction of its own, again when a unique index refused it. */
+async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result: ImportResult): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const written: ImportResult = { imported: 0, rejected: [] };
+    try {
+      await transaction(db, (trx) => writeRounds(trx, w, r, batch, written));
+    } catch (error) {
+      if (attempt < ATTEMPTS && isUniqueViolation(error)) continue;
+      throw error;
+    }
+    result.imported += written.imported;
+    for (const rejection of written.rejected) result.rejected.push(rejection);
+    return;
+  }
+}
+
+/**
  * Writes a batch as if its lines were PUT one after another: a remote_id's later lines go in
  * later rounds, so the last one wins and each is checked against what the earlier ones wrote.
  */
-async function writeBatch(db: DB, w: Writer, r: Resource, batch: Item[], result: ImportResult): Promise<void> {
-  await transaction(db, async (trx) => {
-    // Every customer_identifier of the batch is looked up at once.
-    const resolved = await resolveIdentifiers(
-      trx,
-      w.shopId,
-      r.fields,
-      batch.map((row) => row.body),
-    );
-    for (const [i, details] of resolved.errors) result.rejected.push({ line: batch[i]!.line, reason: reasonOf(details) });
-    const rounds: Item[][] = [];
-    const seen = new Map<number, number>();
-    batch.forEach((row, i) => {
-      if (resolved.errors.has(i)) return;
-      const round = seen.get(row.id) ?? 0;
-      seen.set(row.id, round + 1);
-      const body = resolved.bodies[i]!;
-      (rounds[round] ??= []).push(body === row.body ? row : { ...row, body });
-    });
-    for (const rows of rounds) {
-      const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', w.now) }));
-      const errors = await upsertMany(trx, w, r, candidates);
-      for (const [i, details] of errors) result.rejected.push({ line: rows[i]!.line, reason: reasonOf(details) });
-      result.imported += candidates.length - errors.size;
-    }
+async function writeRounds(trx: DB, w: Writer, r: Resource, batch: Item[], result: ImportResult): Promise<void> {
+  // Every customer_identifier of the batch is looked up at once.
+  const resolved = await resolveIdentifiers(
+    trx,
+    w.shopId,
+    r.fields,
+    batch.map((row) => row.body),
+  );
+  for (const [i, details] of resolved.errors) result.rejected.push({ line: batch[i]!.line, reason: reasonOf(details) });
+  const rounds: Item[][] = [];
+  const seen = new Map<number, number>();
+  batch.forEach((row, i) => {
+    if (resolved.errors.has(i)) return;
+    const round = seen.get(row.id) ?? 0;
+    seen.set(row.id, round + 1);
+    const body = resolved.bodies[i]!;
+    (rounds[round] ??= []).push(body === row.body ? row : { ...row, body });
   });
+  for (const rows of rounds) {
+    const candidates = rows.map((row) => ({ id: row.id, values: columnsOf(r, row.body, 'replace', w.now) }));
+    const errors = await upsertMany(trx, w, r, candidates);
+    for (const [i, details] of errors) result.rejected.push({ line: rows[i]!.line, reason: reasonOf(details) });
+    result.imported += candidates.length - errors.size;
+  }
 }
 
 /**

@@ -194,7 +194,7 @@ export async function removeRecord(trx: DB, shopId: number, r: Resource, id: num
 async function withCreatedColumns(trx: DB, w: Writer, r: Resource, rows: Row[], existed: ReadonlySet<number>): Promise<string[]> {
   if (r.effects?.created === undefined || rows.length === 0) return [];
   const fresh = rows.filter((row) => !existed.has(row.remote_id as number));
-  const columns = await r.effects.created(trx, w.shopId, fresh.length);
+  const columns = await r.effects.created(trx, w, fresh);
   const names = Object.keys(columns);
   for (const row of rows) for (const name of names) row[name] = null;
   fresh.forEach((row, k) => {

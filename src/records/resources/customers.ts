@@ -2,7 +2,7 @@ import { tierProgress, tiersOf } from '../../tiers/tiers.js';
 import { metricValue } from '../../tiers/metric.js';
 import { getShop, TIER_METRICS } from '../../shops/repository.js';
 import { findCustomer } from '../../customers/repository.js';
-import { customerBirthdays, customersWritten, drawReferralCodes } from '../../earning/customers.js';
+import { customerBirthdays, customersWritten, drawBulkReferralCodes, firstBirthdays } from '../../earning/customers.js';
 import { isoTime } from '../../clock.js';
 import { BALANCE_COLUMNS, balancesAt, creditsToNumber } from '../../ledger/balances.js';
 import { sql, type SelectQueryBuilder } from 'kysely';
@@ -22,9 +22,10 @@ export const customers: Resource = {
   write: 'upsert',
   updatedAt: 'When a field, a balance or the tier last changed; a write that changes nothing leaves it',
   // A new customer earns the signup rule and gets a referral code; a birthday schedules a grant.
+  // A bulk upsert writes a new customer's code and first birthday grant in its insert.
   effects: {
     prior: customerBirthdays,
-    created: async (trx, shopId, count) => ({ referral_code: await drawReferralCodes(trx, shopId, count) }),
+    created: async (_trx, w, fresh) => ({ referral_code: drawBulkReferralCodes(fresh.length), birthday_next_at: firstBirthdays(fresh, w.now) }),
     async written(trx, w, written, prior) {
       const writes = written.map((r) => ({
         remoteId: r.id,
@@ -32,6 +33,7 @@ export const customers: Resource = {
         birthdayBefore: r.created ? undefined : ((prior.get(r.id)?.birthday as string | null | undefined) ?? null),
         birthday: (r.values.birthday as string | null | undefined) ?? null,
         coded: typeof r.values.referral_code === 'string',
+        scheduled: r.created && r.values.birthday_next_at !== undefined,
       }));
       await customersWritten(trx, w.shopId, writes, w.now, { earn: w.earn });
     },
