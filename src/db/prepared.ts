@@ -1,4 +1,5 @@
 import type { CompiledQuery, Compilable, Kysely } from 'kysely';
+import { readNow } from './sqlite-driver.js';
 
 // Building a Kysely query costs more than running it when the query is small and hot (a page's
 // balances: ~30 µs to build and compile a 25-value IN list, a few µs to run it on SQLite). A
@@ -48,7 +49,8 @@ export function prepareQuery<V extends Record<string, unknown>, R, S extends str
   const compiled = new WeakMap<object, Map<S, CompiledQuery<R>>>();
   return async (db: Kysely<any>, values: V, shape: S = '' as S): Promise<R[]> => {
     // Transactions share their database's adapter, so they share its compiled queries too.
-    const key = db.getExecutor().adapter;
+    const executor = db.getExecutor();
+    const key = executor.adapter;
     let byShape = compiled.get(key);
     if (byShape === undefined) compiled.set(key, (byShape = new Map()));
     let query = byShape.get(shape);
@@ -61,6 +63,10 @@ export function prepareQuery<V extends Record<string, unknown>, R, S extends str
       const value = values[p.name];
       return p.index === null ? value : (value as readonly unknown[])[p.index];
     });
+    // On SQLite, read at once when no transaction is open (db/sqlite-driver.ts); Kysely's plugins
+    // (none are used) would be skipped, so a database with any goes the usual way.
+    const rows = executor.plugins.length === 0 ? readNow(key, query.sql, parameters) : undefined;
+    if (rows !== undefined) return rows as R[];
     const result = await db.executeQuery<R>({ ...query, parameters });
     return result.rows;
   };

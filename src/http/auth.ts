@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { AppError } from '../errors.js';
 import { findShopByToken, liveTokenHashes, recordTokenUses, shopsGeneration, type Authenticated, type Shop, type TokenIdentity } from '../shops/repository.js';
 import { allows, type RouteScope } from '../shops/scopes.js';
@@ -135,34 +135,51 @@ interface Authenticator {
   usage: TokenUsage;
 }
 
-async function authenticate(request: FastifyRequest, { cache, failures, known, usage }: Authenticator): Promise<void> {
+/**
+ * Authenticates the request: synchronously when its token was found live lately (the cache),
+ * which is nearly always, so that the hook costs no promise; else after the lookups.
+ */
+function authenticate(request: FastifyRequest, authenticator: Authenticator, done: HookHandlerDoneFunction): void {
   const token = tokenFromHeader(request.headers.authorization);
   if (token === null) {
-    throw new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"');
+    return done(new AppError('unauthorized', 'Send your API token in the Authorization header: "Authorization: Bearer <token>"'));
   }
-  let found = cache.cached(token);
+  const found = authenticator.cache.cached(token);
+  if (found !== undefined) return done(admitted(request, found, authenticator) ?? undefined);
+  lookUp(request, token, authenticator).then(
+    (looked) => done(admitted(request, looked, authenticator) ?? undefined),
+    (error: Error) => done(error),
+  );
+}
+
+/** A token not in the cache, from the database; throws when it is unknown or revoked. */
+async function lookUp(request: FastifyRequest, token: string, { cache, failures, known }: Authenticator): Promise<Authenticated> {
+  const refusal = failures.refusal(request.ip);
+  if (refusal !== undefined && !(await known.has(hashToken(token)))) throw refusal;
+  const found = await cache.lookUp(token);
   if (found === undefined) {
-    const refusal = failures.refusal(request.ip);
-    if (refusal !== undefined && !(await known.has(hashToken(token)))) throw refusal;
-    found = await cache.lookUp(token);
-    if (found === undefined) {
-      failures.record(request.ip);
-      throw unknownToken();
-    }
+    failures.record(request.ip);
+    throw unknownToken();
   }
+  return found;
+}
+
+/** Sets the request's shop and token; the error to answer instead, or null. */
+function admitted(request: FastifyRequest, found: Authenticated, { failures, usage }: Authenticator): AppError | null {
   // A token that expired while cached is refused as the database now would refuse it.
   const expiresAt = found.token.expires_at;
   if (expiresAt !== null && expiresAt <= request.server.clock()) {
     failures.record(request.ip);
-    throw unknownToken();
+    return unknownToken();
   }
   request.shop = found.shop;
   request.token = found.token;
   usage.note(found.token.id, request.server.clock());
   const needed = neededScope(request.routeOptions.config);
   if (!allows(found.token.scopes, needed)) {
-    throw new AppError('insufficient_scope', `This API token lacks the scope ${needed} that this operation needs`);
+    return new AppError('insufficient_scope', `This API token lacks the scope ${needed} that this operation needs`);
   }
+  return null;
 }
 
 /** Every route registered in this scope requires a live token holding the route's scope. */
@@ -176,5 +193,5 @@ export function registerAuth(app: FastifyInstance): void {
   app.decorateRequest('shop', null as unknown as Shop);
   app.decorateRequest('token', null as unknown as TokenIdentity);
   const authenticator: Authenticator = { cache, failures, known, usage };
-  app.addHook('onRequest', async (request) => authenticate(request, authenticator));
+  app.addHook('onRequest', (request, _reply, done) => authenticate(request, authenticator, done));
 }

@@ -32,11 +32,14 @@ export function registerHealth(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
-    if (closing) throw new AppError('unavailable', 'The server is shutting down; retry after the time in Retry-After', { headers: { 'retry-after': '1' } });
+  // Callback hooks: nothing here awaits, and an async hook costs every request a promise.
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (closing) done(new AppError('unavailable', 'The server is shutting down; retry after the time in Retry-After', { headers: { 'retry-after': '1' } }));
+    else done();
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   app.get(

@@ -49,7 +49,7 @@ export function registerJsonBody(app: FastifyInstance): void {
  * without one (no body, or an empty one) 400 invalid_json, as a malformed one, unless the body
  * is optional; then none reads as {}.
  */
-export async function requireBody(request: FastifyRequest): Promise<void> {
+export function requireBody(request: FastifyRequest): void {
   if (request.routeOptions.schema?.body === undefined) return;
   if (request.routeOptions.config.optionalBody) {
     if (request.body === undefined || request.body === null) request.body = {};

@@ -59,7 +59,7 @@ export function registerMetrics(app: FastifyInstance): Registry {
   // The labelled series of each method, route and status, made once rather than a label object
   // per response. Routes are the registered patterns, so there are few.
   const series = new Map<string, { requests: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }>();
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const key = `${request.method} ${reply.statusCode} ${route}`;
     let s = series.get(key);
@@ -69,6 +69,7 @@ export function registerMetrics(app: FastifyInstance): Registry {
     }
     s.requests.inc();
     s.duration.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   const metrics = cluster.isWorker ? clusterMetrics(registry) : () => registry.metrics();

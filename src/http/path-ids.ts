@@ -26,8 +26,8 @@ function badParam(name: string, text: string, method: string): ErrorDetail | nul
     : null;
 }
 
-/** A preValidation hook: refuses the request when a path ID is malformed. */
-export async function refuseBadPathIds(request: FastifyRequest): Promise<void> {
+/** Refuses the request when a path ID is malformed (a preValidation check: http/request-checks.ts). */
+export function refuseBadPathIds(request: FastifyRequest): void {
   const params = (request.params ?? {}) as Record<string, string>;
   const details: ErrorDetail[] = [];
   for (const [name, text] of Object.entries(params)) {

@@ -88,7 +88,7 @@ export function assertParams(errors: readonly ErrorDetail[]): void {
  * ignored and the list would show the wrong data), as unknown body fields are refused: 400
  * with an `unknown_parameter` detail for each. Runs before authentication's lookups are used.
  */
-export async function refuseUnknownParams(request: FastifyRequest): Promise<void> {
+export function refuseUnknownParams(request: FastifyRequest): void {
   const at = request.url.indexOf('?');
   if (at < 0) return;
   const documented = (request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
