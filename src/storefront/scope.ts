@@ -110,10 +110,14 @@ export function registerStorefrontScope(app: FastifyInstance): void {
       done();
       return;
     }
+    try {
+      refuseUnknownParams(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
     // As Fastify runs an async hook: a replay answered by replayKnownKey is seen as reply.sent.
-    refuseUnknownParams(request)
-      .then(() => replayKnownKey(request, reply))
-      .then(() => done(), done);
+    replayKnownKey(request, reply).then(() => done(), done);
   });
   registerReadConnection(app);
 }
