@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { isPostgres } from '../../src/db/dialect.js';
+import { migrations } from '../../src/db/migrations/index.js';
 import type { DB } from '../../src/db/tables.js';
 
 // Each test file gets a database of its own: a fresh SQLite file, or, when TEST_DATABASE_URL
@@ -64,4 +65,21 @@ export async function rowsOfShop(db: DB, shopId: number): Promise<Record<string,
   const { rows } = await sql<{ n: number }>`select count(*) as n from shops where id = ${shopId}`.execute(db);
   counts.shops = Number(rows[0]!.n);
   return counts;
+}
+
+/**
+ * Migrates a database to the migration just before `name` (up from an empty one, or down through
+ * `name` and every later one), as a version before `name` left it.
+ */
+export async function migrateBefore(db: Kysely<any>, name: string): Promise<void> {
+  const names = Object.keys(migrations);
+  if (names.indexOf(name) < 1) throw new Error(`no migration before ${name}`);
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'schema_migrations',
+    migrationLockTableName: 'schema_migrations_lock',
+  });
+  const { error } = await migrator.migrateTo(names[names.indexOf(name) - 1]!);
+  if (error) throw error;
 }

@@ -1,10 +1,9 @@
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Database } from '../../src/db/connect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { migrations } from '../../src/db/migrations/index.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { createTestDatabase, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, migrateBefore, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
 
 // A database whose ledger was written before balances were stored (migration 005): the
 // migration computes every stored balance once, and the result passes `loyalty verify`.
@@ -25,14 +24,7 @@ describe(`migration 005: stored balances of an existing ledger (${TEST_DIALECT})
 
   it('computes balances, lifetime totals and the next expiry from the lots and events', async () => {
     const db = database.db;
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: async () => migrations },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    const { error } = await migrator.migrateTo('004_webhooks');
-    expect(error).toBeUndefined();
+    await migrateBefore(db, '005_stored_balances');
 
     await sql`insert into shops (id, name, per_event_expiry, points_expiry_days, created_at, updated_at) values (1, 'Old', 1, null, ${T0}, ${T0})`.execute(db);
     for (const id of [1, 2, 3]) {

@@ -1,11 +1,10 @@
-import { Migrator, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { migrations } from '../../src/db/migrations/index.js';
 import * as m015 from '../../src/db/migrations/015_reports.js';
 import { sweepExpiredLots } from '../../src/ledger/expiry.js';
 import { API, DAY, setup, type TestContext } from '../helpers/app.js';
-import { TEST_DIALECT } from '../helpers/database.js';
+import { migrateBefore, TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, expectConsistentLedger, postBatch } from '../ledger/fixtures.js';
 import { pointsReport } from './fixtures.js';
 
@@ -14,17 +13,7 @@ import { pointsReport } from './fixtures.js';
 
 const NOW = Date.UTC(2026, 4, 1, 12);
 
-async function migrateBefore015(t: TestContext): Promise<void> {
-  const migrator = new Migrator({
-    db: t.database.db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: 'schema_migrations',
-    migrationLockTableName: 'schema_migrations_lock',
-  });
-  const names = Object.keys(migrations);
-  const { error } = await migrator.migrateTo(names[names.indexOf('015_reports') - 1]!);
-  expect(error).toBeUndefined();
-}
+const migrateBefore015 = (t: TestContext) => migrateBefore(t.database.db, '015_reports');
 
 /** Fails the fill's second insert into ledger_quarters, as a crash in the middle of it would stop it. */
 function failingSecondQuartersInsert(): KyselyPlugin {
