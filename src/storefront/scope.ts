@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors.js';
 import { AuthFailures } from '../http/auth-failures.js';
-import { replayKnownKey, takesIdempotencyKey } from '../http/idempotency.js';
-import { refuseUnknownParams } from '../http/query.js';
+import { checkRequest } from '../http/request-checks.js';
 import { registerReadConnection } from '../http/read-connection.js';
 import { errorResponses, type ErrorDoc, type ErrorStatus } from '../http/schemas.js';
 import { PUBLISHABLE_KEY_HEADER, registerStorefrontAuth } from './auth.js';
@@ -103,21 +102,8 @@ export function registerStorefrontScope(app: FastifyInstance): void {
     if (request.method !== 'OPTIONS') corsHeaders(request, reply);
     done(null, payload);
   });
-  // Callback-style too, for the requests that have nothing to check here: a GET without a query.
-  app.addHook('preValidation', (request, reply, done) => {
-    const config = request.routeOptions.config;
-    if (request.method === 'OPTIONS' || (!request.url.includes('?') && !takesIdempotencyKey(request.method, config))) {
-      done();
-      return;
-    }
-    try {
-      refuseUnknownParams(request);
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    // As Fastify runs an async hook: a replay answered by replayKnownKey is seen as reply.sent.
-    replayKnownKey(request, reply).then(() => done(), done);
-  });
+  // The merchant scope's checks before validation (unknown query parameters, an idempotent
+  // replay, a missing body), as one callback hook; a preflight has nothing to check.
+  app.addHook('preValidation', (request, reply, done) => (request.method === 'OPTIONS' ? done() : checkRequest(request, reply, done)));
   registerReadConnection(app);
 }

@@ -118,6 +118,12 @@ describe(`the storefront API's boundaries (${TEST_DIALECT})`, () => {
   });
 
   it('sets a birthday once, refers a friend with the same checks as the merchant route', async () => {
+    // A write without a body is refused as on the merchant side (docs/errors.md): 400 invalid_json.
+    for (const path of ['/me/birthday', '/me/referrals'] as const) {
+      const none = await asCustomer(t, path === '/me/birthday' ? 'PUT' : 'POST', path, grace);
+      expect(none.statusCode, none.body).toBe(400);
+      expect(none.json().error.code).toBe('invalid_json');
+    }
     const set = await asCustomer(t, 'PUT', '/me/birthday', grace, { body: { birthday: '1990-05-17' } });
     expect(set.statusCode, set.body).toBe(200);
     expect(set.json().data).toMatchObject({ remote_id: 2, birthday: '1990-05-17' });
