@@ -1,10 +1,10 @@
-import { tierProgress, tiersOf } from '../../tiers/tiers.js';
+import { tierProgress, tiersOf, type Tier } from '../../tiers/tiers.js';
 import { metricValue } from '../../tiers/metric.js';
-import { getShop, TIER_METRICS } from '../../shops/repository.js';
+import { getShop, TIER_METRICS, type Shop } from '../../shops/repository.js';
 import { findCustomer } from '../../customers/repository.js';
 import { customerBirthdays, customersWritten, drawBulkReferralCodes, firstBirthdays } from '../../earning/customers.js';
 import { isoTime } from '../../clock.js';
-import { BALANCE_COLUMNS, balancesAt, creditsToNumber } from '../../ledger/balances.js';
+import { BALANCE_COLUMNS, balancesAt, creditsToNumber, type Balances } from '../../ledger/balances.js';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { Type } from 'typebox';
 import { text } from '../fields.js';
@@ -134,37 +134,7 @@ export const customers: Resource = {
       const balances = await balancesAt(db, shopId, rows as unknown as Parameters<typeof balancesAt>[2], now);
       const tiers = await tiersOf(db, shopId);
       const shop = (await getShop(db, shopId))!;
-      const byId = new Map(tiers.map((t) => [t.id, t]));
-      return balances.map((b, i) => {
-        const row = rows[i]!;
-        const held = row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id);
-        const tier = held === null ? undefined : byId.get(held);
-        return {
-          points_balance: b.points,
-          credits_balance: creditsToNumber(b.credits),
-          points_pending: b.pending,
-          points_earned_lifetime: b.earnedLifetime,
-          points_spent_lifetime: b.spentLifetime,
-          next_expiry:
-            b.nextExpiry === null
-              ? null
-              : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
-          vip_tier: tier === undefined ? null : { id: tier.id, name: tier.name },
-          vip_tier_retained_until: row.vip_tier_retained_until === null ? null : isoTime(Number(row.vip_tier_retained_until)),
-          vip_tier_progress: tierProgress(
-            tiers,
-            shop.vip_tier_metric,
-            // The three sums the metric reads, not a copy of the whole row (a page: 25 copies of 24 columns).
-            metricValue(shop, {
-              points_earned_window: b.earnedWindow,
-              amount_spent_window: row.amount_spent_window,
-              orders_count_window: row.orders_count_window,
-            } as never).value,
-            b.earnedWindow,
-            tier?.id ?? null,
-          ),
-        };
-      });
+      return balances.map((b, i) => customerComputed(rows[i]!, b, shop, tiers));
     },
   },
   // The ledger's stored columns (migration 015 indexes them): the balances as the lots hold
@@ -205,3 +175,36 @@ export const customers: Resource = {
     find: async (db, shopId, identifier) => findCustomer(db, shopId, identifier) as Promise<Record<string, unknown> | undefined>,
   },
 };
+
+/**
+ * A customer's computed fields, from its row, its balances at the instant shown, the shop and
+ * its tiers: the record's (computed.of, a page at once) and the storefront's /me (one customer,
+ * with the shop and tiers its key holds).
+ */
+export function customerComputed(row: Record<string, unknown>, b: Balances, shop: Shop, tiers: readonly Tier[]) {
+  const held = row.vip_tier_id === null || row.vip_tier_id === undefined ? null : Number(row.vip_tier_id);
+  const tier = held === null ? undefined : tiers.find((t) => t.id === held);
+  return {
+    points_balance: b.points,
+    credits_balance: creditsToNumber(b.credits),
+    points_pending: b.pending,
+    points_earned_lifetime: b.earnedLifetime,
+    points_spent_lifetime: b.spentLifetime,
+    next_expiry:
+      b.nextExpiry === null ? null : { points: b.nextExpiry.points, credits: creditsToNumber(b.nextExpiry.credits), expires_at: isoTime(b.nextExpiry.at) },
+    vip_tier: tier === undefined ? null : { id: tier.id, name: tier.name },
+    vip_tier_retained_until: row.vip_tier_retained_until === null ? null : isoTime(Number(row.vip_tier_retained_until)),
+    vip_tier_progress: tierProgress(
+      tiers,
+      shop.vip_tier_metric,
+      // The three sums the metric reads, not a copy of the whole row (a page: 25 copies of 24 columns).
+      metricValue(shop, {
+        points_earned_window: b.earnedWindow,
+        amount_spent_window: row.amount_spent_window,
+        orders_count_window: row.orders_count_window,
+      } as never).value,
+      b.earnedWindow,
+      tier?.id ?? null,
+    ),
+  };
+}
