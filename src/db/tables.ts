@@ -132,6 +132,8 @@ export interface CustomersTable {
   next_expiry_credits: Generated<number>;
   /** The last posting's time; null once the balance was written off for inactivity (migration 020). */
   points_active_at?: number | null;
+  /** Set anew, at random, wherever the customer's lots change (migration 023); 0: never set. */
+  lots_version: Generated<number>;
 }
 
 export interface ExpiryRemindersTable {

@@ -12,6 +12,7 @@ import { NEVER } from './lot-queue.js';
 import { inactivityDue, mayBeDue, type InactivityShop } from './inactivity.js';
 import { customersWithExpiredLots, expiredLots, nextExpiries, setLotsRemaining, type ExpiredLot } from './lots-repository.js';
 import { EXPIRATION_SOURCE } from './schemas.js';
+import { newLotsVersion } from './lots-version.js';
 import { totalsWrites } from './totals.js';
 
 // The expiry sweep writes an `expiration` event for every lot that expired with something
@@ -143,6 +144,7 @@ async function storeWrittenOff(
         next_expiry_points: nextExpiry?.points ?? 0,
         next_expiry_credits: nextExpiry?.credits ?? 0,
         points_active_at: customers.get(remoteId) ?? null,
+        lots_version: newLotsVersion(),
         // The write-off shows as a new next_expiry (docs/pagination.md, "updated_at").
         updated_at: now,
       };

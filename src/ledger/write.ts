@@ -7,6 +7,7 @@ import { addEarnedDays } from './earned-days-repository.js';
 import { eventJson } from './event-json.js';
 import { NEVER } from './lot-queue.js';
 import { nextExpiries, setLotsRemaining, type NextExpiry } from './lots-repository.js';
+import { newLotsVersion } from './lots-version.js';
 import { balancesAfter, nextExpiryWith, type CustomerPlan, type LedgerPlan } from './plan.js';
 import type { Alongside } from './posting.js';
 import type { PointsEvent } from './schemas.js';
@@ -161,6 +162,8 @@ function customerRows(
       next_expiry_points: next?.points ?? 0,
       next_expiry_credits: next?.credits ?? 0,
       points_active_at: balances.get(c.remoteId)!.activeAt,
+      // What was read off the customer's lots is read again (migration 023).
+      lots_version: newLotsVersion(),
       // Every event, and every change of pending points, changes a balance the customer shows
       // (docs/pagination.md, "updated_at").
       updated_at: now,

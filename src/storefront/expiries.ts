@@ -54,8 +54,61 @@ const nextLots = prepareQuery<{ shopId: number; remoteId: number; pointsKey: num
   },
 );
 
-/** Up to `count` expiry instants after `now`, soonest first, with the points and credits that expire then. */
-export async function upcomingExpiries(db: DB, shopId: number, remoteId: number, now: number, count = 5): Promise<UpcomingExpiry[]> {
+/** An expiry instant read off the lots: the instant, the points and the credits (hundredths) expiring then. */
+type Instant = readonly [at: number, points: number, credits: number];
+
+/**
+ * Up to five expiry instants after `now`, soonest first, with the points and credits that
+ * expire then, of the customer whose row is `customer`. What was read is kept beside the
+ * customer's lots version (migration 023) and used while the row shows that version: the lots are
+ * what they were, and only the instants that have passed since are dropped. When that leaves
+ * fewer than five and the reading had stopped at five, the lots are read again.
+ */
+export async function upcomingExpiries(db: DB, shopId: number, customer: { remote_id: number; lots_version: number }, now: number): Promise<UpcomingExpiry[]> {
+  const remoteId = Number(customer.remote_id);
+  const version = Number(customer.lots_version);
+  const key = `${shopId}:${remoteId}`;
+  const held = version === 0 ? undefined : kept.get(key);
+  const from = held === undefined || held.version !== version || now < held.readAt ? -1 : passed(held.instants, now);
+  let instants: readonly Instant[];
+  if (from >= 0 && (held!.complete || held!.instants.length - from >= UPCOMING)) instants = held!.instants.slice(from, from + UPCOMING);
+  else {
+    instants = await readInstants(db, shopId, remoteId, now, UPCOMING);
+    if (version !== 0) keep(key, { version, readAt: now, instants, complete: instants.length < UPCOMING });
+  }
+  return instants.map(([at, points, credits]) => ({ expires_at: isoTime(at), points, credits: creditsToNumber(credits) }));
+}
+
+/** How many instants /me shows. */
+const UPCOMING = 5;
+
+/** What a customer's lots showed at a version: the instants after `readAt`, all of them when `complete`. */
+interface Kept {
+  version: number;
+  readAt: number;
+  instants: readonly Instant[];
+  complete: boolean;
+}
+
+/** At most KEPT_MAX customers' readings, the oldest kept dropped first: about 300 bytes each. */
+const KEPT_MAX = 5000;
+const kept = new Map<string, Kept>();
+
+function keep(key: string, value: Kept): void {
+  kept.delete(key);
+  if (kept.size >= KEPT_MAX) kept.delete(kept.keys().next().value!);
+  kept.set(key, value);
+}
+
+/** How many of the instants have passed at `now`. */
+function passed(instants: readonly Instant[], now: number): number {
+  let i = 0;
+  while (i < instants.length && instants[i]![0] <= now) i++;
+  return i;
+}
+
+/** Up to `count` expiry instants after `now` off the customer's lots, soonest first. */
+async function readInstants(db: DB, shopId: number, remoteId: number, now: number, count: number): Promise<Instant[]> {
   const sums: Record<LotKind, Map<number, number>> = { points: new Map(), credits: new Map() };
   // A cursor starts after (now, NEVER): lots that expired by now are skipped. A kind read to its
   // end gets a cursor past every lot.
@@ -94,5 +147,5 @@ export async function upcomingExpiries(db: DB, shopId: number, remoteId: number,
     page = PAGE;
   }
   const instants = [...new Set([...sums.points.keys(), ...sums.credits.keys()])].sort((a, b) => a - b).slice(0, count);
-  return instants.map((at) => ({ expires_at: isoTime(at), points: sums.points.get(at) ?? 0, credits: creditsToNumber(sums.credits.get(at) ?? 0) }));
+  return instants.map((at) => [at, sums.points.get(at) ?? 0, sums.credits.get(at) ?? 0]);
 }

@@ -19,7 +19,7 @@ type CustomerRow = Selectable<CustomersTable>;
 export async function meJson(db: DB, shop: Shop, tiers: readonly Tier[], row: CustomerRow, now: number) {
   const remoteId = Number(row.remote_id);
   // No lot that holds something expires (next_expiry_at is kept by the ledger): no lot to read.
-  const upcoming = row.next_expiry_at === null ? [] : upcomingExpiries(db, shop.id, remoteId, now);
+  const upcoming = row.next_expiry_at === null ? [] : upcomingExpiries(db, shop.id, row, now);
   const [[b], expiries] = await Promise.all([balancesAt(db, shop.id, [row as Parameters<typeof balancesAt>[2][number]], now), upcoming]);
   const computed = customerComputed(row, b!, shop, tiers);
   return {

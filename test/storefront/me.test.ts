@@ -76,6 +76,53 @@ describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
   });
 });
 
+describe(`the shopper's upcoming expiries, read once and kept while the lots are unchanged (${TEST_DIALECT})`, () => {
+  let t: TestContext;
+  let key: TestKey;
+  beforeAll(async () => {
+    t = await setup({ shop: { per_event_expiry: true }, now: START });
+    await createCustomers(t, 2);
+    key = await createKey(t);
+  });
+  afterAll(() => t.close());
+
+  const me = async () => (await asCustomer(t, 'GET', '/me', await customerToken(t, key))).json().data;
+  const grant = (days: number, points: number) => ({ customer_identifier: '1', source: 'manual', points_amount: points, expires_at: at(days) });
+
+  it('shows every change of the lots at once, and drops the instants that pass', async () => {
+    expect((await postBatch(t, [grant(10, 1), grant(20, 2), grant(30, 3)])).statusCode).toBe(201);
+    const three = [
+      { expires_at: at(10), points: 1, credits: 0 },
+      { expires_at: at(20), points: 2, credits: 0 },
+      { expires_at: at(30), points: 3, credits: 0 },
+    ];
+    expect((await me()).upcoming_expiries).toEqual(three);
+    expect((await me()).upcoming_expiries).toEqual(three);
+    // Another customer's posting leaves this one's reading as it was.
+    expect((await postBatch(t, [{ ...grant(15, 9), customer_identifier: '2' }])).statusCode).toBe(201);
+    expect((await me()).upcoming_expiries).toEqual(three);
+    // A lot at an instant between the ones shown: the balances change, and so do the lots.
+    const granted = await postBatch(t, [grant(25, 4)]);
+    expect(granted.statusCode).toBe(201);
+    const four = [...three.slice(0, 2), { expires_at: at(25), points: 4, credits: 0 }, three[2]];
+    expect((await me()).upcoming_expiries).toEqual(four);
+    // A grant and a deduction of as much: the balance is as it was, the lots are not (the
+    // deduction spends the soonest lot, at day 10, and the grant's lot expires at day 40).
+    expect((await postBatch(t, [grant(40, 1), { customer_identifier: '1', source: 'manual', points_amount: -1 }])).statusCode).toBe(201);
+    const spent = [...four.slice(1), { expires_at: at(40), points: 1, credits: 0 }];
+    expect((await me()).upcoming_expiries).toEqual(spent);
+    // A reversal of a grant takes its lot away.
+    const [ofFour] = granted.json().data as { id: number }[];
+    expect((await t.request('POST', `${API}/points_events/${ofFour!.id}/reverse`, { body: {} })).statusCode).toBe(201);
+    const reversed = spent.filter((e) => e.points !== 4);
+    expect((await me()).upcoming_expiries).toEqual(reversed);
+    // Time passes: what expired is no longer shown, swept or not.
+    t.clock.advance(21 * DAY);
+    expect((await me()).upcoming_expiries).toEqual(reversed.slice(1));
+    await expectConsistentLedger(t);
+  });
+});
+
 describe(`the shopper's account, as the merchant's record shows it (${TEST_DIALECT})`, () => {
   let t: TestContext;
   let key: TestKey;

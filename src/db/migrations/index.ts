@@ -20,6 +20,7 @@ import * as m019 from './019_campaigns.js';
 import * as m020 from './020_expiry_modes.js';
 import * as m021 from './021_tier_metrics.js';
 import * as m022 from './022_expiry_reminders_pruned.js';
+import * as m023 from './023_lots_versions.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '020_expiry_modes': m020,
   '021_tier_metrics': m021,
   '022_expiry_reminders_pruned': m022,
+  '023_lots_versions': m023,
 };
