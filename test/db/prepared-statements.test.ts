@@ -42,3 +42,20 @@ describe.runIf(TEST_DIALECT === 'postgres')('named statements (postgres)', () =>
     }
   });
 });
+
+// On SQLite a statement whose LIMIT is a bare parameter is prepared anew at every run (the
+// planner reads the value bound to it, db/sqlite-driver.ts): Kysely's queries write it `+?`.
+describe.runIf(TEST_DIALECT === 'sqlite')('LIMIT on SQLite', () => {
+  let t: TestContext;
+  beforeAll(async () => {
+    t = await setup();
+  });
+  afterAll(async () => t?.close());
+
+  it('is written so that binding it does not prepare the statement again, and limits as before', async () => {
+    const query = t.database.db.selectFrom('shops').select('id').orderBy('id').limit(1).offset(0);
+    expect(query.compile().sql).toMatch(/ limit \+\? offset \?$/);
+    expect(await query.execute()).toEqual([{ id: t.shop.id }]);
+    expect(await t.database.db.selectFrom('shops').select('id').limit(0).execute()).toEqual([]);
+  });
+});

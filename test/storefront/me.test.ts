@@ -104,7 +104,7 @@ describe(`the shopper's upcoming expiries, read once and kept while the lots are
     // A lot at an instant between the ones shown: the balances change, and so do the lots.
     const granted = await postBatch(t, [grant(25, 4)]);
     expect(granted.statusCode).toBe(201);
-    const four = [...three.slice(0, 2), { expires_at: at(25), points: 4, credits: 0 }, three[2]];
+    const four = [...three.slice(0, 2), { expires_at: at(25), points: 4, credits: 0 }, ...three.slice(2)];
     expect((await me()).upcoming_expiries).toEqual(four);
     // A grant and a deduction of as much: the balance is as it was, the lots are not (the
     // deduction spends the soonest lot, at day 10, and the grant's lot expires at day 40).
