@@ -15,19 +15,28 @@ import { asCustomer, createKey, customerToken, type TestKey } from './fixtures.j
 const START = Date.UTC(2026, 0, 15, 12);
 const at = (days: number) => new Date(START + days * DAY).toISOString();
 
-describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
-  let t: TestContext;
-  let key: TestKey;
+/** For a describe's tests: a shop whose lots expire per event, at START, with customers 1..n and a storefront key; `me()` is customer 1's GET /me. */
+function shopper(customers: number) {
+  const shop = {
+    t: undefined as unknown as TestContext,
+    key: undefined as unknown as TestKey,
+    me: async () => (await asCustomer(shop.t, 'GET', '/me', await customerToken(shop.t, shop.key))).json().data,
+  };
   beforeAll(async () => {
-    t = await setup({ shop: { per_event_expiry: true }, now: START });
-    await createCustomers(t, 1);
-    key = await createKey(t);
+    shop.t = await setup({ shop: { per_event_expiry: true }, now: START });
+    await createCustomers(shop.t, customers);
+    shop.key = await createKey(shop.t);
   });
-  afterAll(() => t.close());
+  afterAll(() => shop.t.close());
+  return shop;
+}
 
-  const me = async () => (await asCustomer(t, 'GET', '/me', await customerToken(t, key))).json().data;
+describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
+  const shop = shopper(1);
+  const me = () => shop.me();
 
   it('sums the lots of each instant, points and credits, soonest first, the first 5 only', async () => {
+    const { t } = shop;
     const grant = (days: number, points: number, credits = 0) => ({
       customer_identifier: '1',
       source: 'manual',
@@ -59,6 +68,7 @@ describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
   });
 
   it('leaves out what expired, before the sweep has written it off, and what was spent', async () => {
+    const { t } = shop;
     expect((await t.request('POST', `${API}/points_events`, { body: { customer_identifier: '1', source: 'manual', points_amount: -20 } })).statusCode).toBe(
       201,
     );
@@ -77,19 +87,12 @@ describe(`the shopper's upcoming expiries (${TEST_DIALECT})`, () => {
 });
 
 describe(`the shopper's upcoming expiries, read once and kept while the lots are unchanged (${TEST_DIALECT})`, () => {
-  let t: TestContext;
-  let key: TestKey;
-  beforeAll(async () => {
-    t = await setup({ shop: { per_event_expiry: true }, now: START });
-    await createCustomers(t, 2);
-    key = await createKey(t);
-  });
-  afterAll(() => t.close());
-
-  const me = async () => (await asCustomer(t, 'GET', '/me', await customerToken(t, key))).json().data;
+  const shop = shopper(2);
+  const me = () => shop.me();
   const grant = (days: number, points: number) => ({ customer_identifier: '1', source: 'manual', points_amount: points, expires_at: at(days) });
 
   it('shows every change of the lots at once, and drops the instants that pass', async () => {
+    const { t } = shop;
     expect((await postBatch(t, [grant(10, 1), grant(20, 2), grant(30, 3)])).statusCode).toBe(201);
     const three = [
       { expires_at: at(10), points: 1, credits: 0 },
