@@ -36,7 +36,9 @@ describe(`deep offset pages stay exact across writes (${TEST_DIALECT})`, () => {
   async function expectedOrder(sort: string): Promise<number[]> {
     const all: Customer[] = [];
     for (let since: number | null = 0; since !== null;) {
-      const body = (await t.request('GET', `customers?pagination[since_id]=${since}&pagination[limit]=250`)).json();
+      const body: { data: Customer[]; links: { next_since_id: number | null } } = (
+        await t.request('GET', `customers?pagination[since_id]=${since}&pagination[limit]=250`)
+      ).json();
       all.push(...body.data);
       since = body.links.next_since_id;
     }
