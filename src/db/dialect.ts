@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CompiledQuery, sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { isPostgres } from './migrations/_schema.js';
+import { readNow } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
 
 // Everything that is written differently for SQLite and PostgreSQL above the driver.
@@ -416,4 +417,39 @@ export async function bulkWrite<T>(db: DB, table: string, write: () => Promise<T
     await sql`pragma synchronous = FULL`.execute(db);
     await sql.raw(`pragma cache_size = ${Number(rows[0]!.cache_size)}`).execute(db);
   }
+}
+
+/**
+ * A mark of everything the database holds, as this connection can see it: the same mark twice
+ * means no data changed in between, so what was read under it may be read again from memory
+ * (http/offset-checkpoints.ts); a different mark means nothing. Null inside a transaction, whose
+ * own writes may yet be rolled back (on SQLite, while any transaction is open on the connection).
+ * SQLite: the changes this connection made (total_changes(), every statement's rows, triggers'
+ * too) and data_version, which moves when another connection (another process) commits. PostgreSQL: the current snapshot (pg_current_snapshot()), which
+ * moves whenever any transaction ends, and which every statement's reading snapshot equals while
+ * it does not. Both move for writes to any table: coarse, never stale.
+ */
+export async function dataVersion(db: DB): Promise<string | null> {
+  if (db.isTransaction) return null;
+  if (isPostgres(db)) {
+    const { rows } = await sql<{ version: string }>`select pg_current_snapshot()::text as version`.execute(db);
+    return rows[0]!.version;
+  }
+  // Read at once (~10 µs, where Kysely's way to the connection cost ~90): undefined while a
+  // transaction is open on the connection, whoever's it is.
+  const rows = readNow(db.getExecutor().adapter, SQLITE_DATA_VERSION, []) as { version: string }[] | undefined;
+  return rows === undefined ? null : rows[0]!.version;
+}
+
+const SQLITE_DATA_VERSION = "select total_changes() || ':' || data_version as version from pragma_data_version";
+
+/**
+ * `condition` marked as the one that narrows the rows most, so that SQLite ranges over the
+ * index by it when the query bounds the same column already: given two lower bounds as
+ * parameters, its planner estimates them alike and takes the first written (likelihood() is its
+ * hint that a term is rarely true). PostgreSQL compares the bounds' values as it runs, and takes
+ * the condition as it is.
+ */
+export function selective(db: DB, condition: RawBuilder<boolean>): RawBuilder<boolean> {
+  return isPostgres(db) ? condition : sql<boolean>`likelihood(${condition}, 0.0001)`;
 }

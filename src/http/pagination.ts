@@ -3,6 +3,7 @@ import { sql, type SelectQueryBuilder } from 'kysely';
 import { Type, type Static, type TProperties, type TSchema } from 'typebox';
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
+import { pageKeys, type PageKey } from './offset-checkpoints.js';
 import { assertParams, queryParams, readParams } from './query.js';
 
 // The one pagination implementation behind every list endpoint (docs/pagination.md).
@@ -209,12 +210,16 @@ export async function offsetPage<Row>(
   // the page's first: a list's query may bound the ID already (records: above 0), and given two
   // lower bounds as parameters SQLite ranges over the first written and filters by the other,
   // so page 500 × 250 read 124,750 whole rows to show 250.)
+  // A deep page starts from the nearest key a page before it left (http/offset-checkpoints.ts).
   const keyed = query.clearSelect().select([sql.ref(spec.idColumn).as('page_id'), ...(byId ? [] : [sql.ref(sortColumn).as('page_sort')])]);
-  const keys = (await (byId ? keyed : keyed.orderBy(sql.ref(sortColumn), direction))
-    .orderBy(sql.ref(spec.idColumn), direction)
-    .limit(perPage)
-    .offset(offset)
-    .execute()) as unknown as PageKey[];
+  const ordered = (byId ? keyed : keyed.orderBy(sql.ref(sortColumn), direction)).orderBy(sql.ref(spec.idColumn), direction);
+  const keys = await pageKeys(
+    db,
+    ordered as unknown as SelectQueryBuilder<any, any, PageKey>,
+    { sortColumn, idColumn: spec.idColumn, direction },
+    offset,
+    perPage,
+  );
   const rows =
     keys.length === 0
       ? []
@@ -230,12 +235,6 @@ export async function offsetPage<Row>(
     : await offsetTotal(db, query, { sortColumn, idColumn: spec.idColumn, direction, offset, perPage }, keys);
   const last = Math.min(MAX_PAGE, Math.max(1, Math.ceil(total / perPage)));
   return { rows, links: { self: link(page), next: page < last ? link(page + 1) : null, last: link(last) } };
-}
-
-/** A row of a page as the offset query keys it: its ID and, when sorted by another column, that value. */
-interface PageKey {
-  page_id: number;
-  page_sort?: unknown;
 }
 
 /**
