@@ -18,7 +18,7 @@ const SCRIPT = 'js/scalar.js';
 /** The bundle, beside the package's entry point (the file its own plugin reads). */
 export const REFERENCE_SCRIPT_FILE = path.join(path.dirname(createRequire(import.meta.url).resolve('@scalar/fastify-api-reference')), 'js', 'standalone.js');
 
-/** The page, as the package's plugin wrote it (@scalar/core's getHtmlDocument) for this configuration. */
+/** The page the package's plugin wrote (@scalar/core's getHtmlDocument) for this configuration, titled by it (the plugin's said 'Scalar API Reference'). */
 function page(configuration: Record<string, string>): string {
   const json = JSON.stringify(configuration, null, 2).replace(/\n/g, '\n      ').replace(/\s*}$/, '');
   return `<!doctype html>
