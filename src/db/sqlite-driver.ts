@@ -21,10 +21,21 @@ import type { ConnectionQueue } from './connection-queue.js';
 
 const STATEMENT_CACHE_SIZE = 500;
 
+/**
+ * The parameters of the statements kept, together, at most: a statement holds native memory in
+ * proportion to them (SQLite's program and a cell per parameter: an INSERT of 1000 rows of 12
+ * columns, 1.1 MB). The ledger's and the import's writes have as many rows as their batch, so a
+ * statement is kept for each size met: by count alone, inserts of 501 to 1000 rows of 19 columns
+ * (batches of as many events) would have kept 612 MB. This keeps the sizes in use (an import's statements of 30,000
+ * parameters, table after table), the least recently used going first.
+ */
+const STATEMENT_CACHE_PARAMETERS = 131_072;
+
 interface Prepared {
   statement: Sqlite.Statement;
   /** A reader's rows as arrays → rows as objects keyed by its result columns. */
   toObjects: ToObjects;
+  parameters: number;
 }
 
 // Readers run in raw mode (rows as arrays) and rows become objects here: better-sqlite3 builds
@@ -60,35 +71,43 @@ function rowMaker(columns: readonly string[]): ToObjects {
 }
 
 class SqliteConnection implements DatabaseConnection {
+  /** Least recently used first. */
   readonly #statements = new Map<string, Prepared>();
+  #parameters = 0;
 
   constructor(readonly database: Sqlite.Database) {}
 
-  #prepare(sqlText: string): Prepared {
+  #prepare(sqlText: string, parameters: number): Prepared {
     let prepared = this.#statements.get(sqlText);
-    if (prepared === undefined) {
-      const statement = this.database.prepare(sqlText);
-      prepared = { statement, toObjects: statement.reader ? rowMaker(statement.columns().map((c) => c.name)) : noRows };
-      if (statement.reader) statement.raw(true);
-      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
-        const oldest = this.#statements.keys().next().value;
-        if (oldest !== undefined) this.#statements.delete(oldest);
-      }
+    if (prepared !== undefined) {
+      this.#statements.delete(sqlText);
       this.#statements.set(sqlText, prepared);
+      return prepared;
+    }
+    const statement = this.database.prepare(sqlText);
+    prepared = { statement, toObjects: statement.reader ? rowMaker(statement.columns().map((c) => c.name)) : noRows, parameters };
+    if (statement.reader) statement.raw(true);
+    this.#statements.set(sqlText, prepared);
+    this.#parameters += parameters;
+    for (const [oldest, { parameters: size }] of this.#statements) {
+      if (this.#statements.size <= STATEMENT_CACHE_SIZE && this.#parameters <= STATEMENT_CACHE_PARAMETERS) break;
+      if (oldest === sqlText) break;
+      this.#statements.delete(oldest);
+      this.#parameters -= size;
     }
     return prepared;
   }
 
   /** A reading statement's rows, now; undefined when the SQL does not read. */
   readNow(sqlText: string, parameters: readonly unknown[]): unknown[] | undefined {
-    const { statement, toObjects } = this.#prepare(sqlText);
+    const { statement, toObjects } = this.#prepare(sqlText, parameters.length);
     return statement.reader ? toObjects(statement.all(...parameters) as unknown[][]) : undefined;
   }
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     try {
-      const { statement, toObjects } = this.#prepare(compiled.sql);
       const parameters = compiled.parameters as unknown[];
+      const { statement, toObjects } = this.#prepare(compiled.sql, parameters.length);
       if (statement.reader) return Promise.resolve({ rows: toObjects(statement.all(...parameters) as unknown[][]) as R[] });
       const { changes, lastInsertRowid } = statement.run(...parameters);
       return Promise.resolve({
@@ -103,7 +122,7 @@ class SqliteConnection implements DatabaseConnection {
 
   async *streamQuery<R>(compiled: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
     if (!SelectQueryNode.is(compiled.query)) throw new Error('SQLite can only stream SELECT queries');
-    const { statement, toObjects } = this.#prepare(compiled.sql);
+    const { statement, toObjects } = this.#prepare(compiled.sql, compiled.parameters.length);
     for (const values of statement.iterate(...(compiled.parameters as unknown[]))) {
       yield { rows: toObjects([values as unknown[]]) as R[] };
     }

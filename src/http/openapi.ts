@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
-import apiReference from '@scalar/fastify-api-reference';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { Type } from 'typebox';
+import { registerApiReference } from './api-reference.js';
 import { MAX_KEY_LENGTH, takesIdempotencyKey } from './idempotency.js';
 import { headerObject, useComponents, type OpenApiDocument, type SharedHeaders } from './openapi-components.js';
 import type { RouteScope } from '../shops/scopes.js';
@@ -209,9 +209,5 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(apiReference, {
-    routePrefix: '/docs',
-    configuration: { title: 'Loyalty API reference', url: '/openapi.json' } as never,
-    logLevel: 'warn',
-  });
+  registerApiReference(app, '/openapi.json');
 }

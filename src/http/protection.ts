@@ -1,11 +1,13 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 
 /** Connects to Redis before the first request, so the first requests are counted too. */
 async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  // Loaded only here: a server without REDIS_URL never holds the client (8 MB).
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
   redis.on('error', (err) => app.log.warn({ err }, 'rate limit store unavailable'));
   app.addHook('onClose', async () => {

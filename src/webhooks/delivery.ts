@@ -1,4 +1,4 @@
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent, fetch as undiciFetch } from 'undici';
 import type { Clock } from '../clock.js';
 import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
@@ -22,10 +22,21 @@ export interface WebhookRequest {
 /** Sends one delivery; resolves with the receiver's status, rejects on a network error or timeout. */
 export type WebhookTransport = (request: WebhookRequest) => Promise<{ status: number }>;
 
-// Connections of guarded deliveries resolve their host through publicOnlyLookup: the address
-// checked is the address connected to, at every attempt.
-const publicOnly = new Agent({ connect: { lookup: publicOnlyLookup } });
-const anywhere = new Agent();
+interface Undici {
+  fetch: typeof undiciFetch;
+  /** Connections of guarded deliveries resolve their host through publicOnlyLookup: the address checked is the address connected to, at every attempt. */
+  publicOnly: Agent;
+  anywhere: Agent;
+}
+
+/** undici, loaded for the first delivery: a server with no webhook to send never holds it (4 MB). */
+let undici: Promise<Undici> | undefined;
+const loadUndici = (): Promise<Undici> =>
+  (undici ??= import('undici').then(({ Agent, fetch }) => ({
+    fetch,
+    publicOnly: new Agent({ connect: { lookup: publicOnlyLookup } }),
+    anywhere: new Agent(),
+  })));
 
 /**
  * The production transport: fetch (undici), with a timeout. Redirects are not followed. Unless
@@ -38,7 +49,8 @@ export const fetchTransport: WebhookTransport = async ({ url, headers, body, tim
     const literal = ipLiteralOf(new URL(url).hostname);
     if (literal !== null) assertPublicAddress(literal);
   }
-  const response = await undiciFetch(url, {
+  const { fetch, anywhere, publicOnly } = await loadUndici();
+  const response = await fetch(url, {
     method: 'POST',
     headers,
     body,

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFERENCE_SCRIPT_FILE } from '../../src/http/api-reference.js';
 import { API, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 
@@ -334,5 +335,22 @@ describe(`the interactive reference (${TEST_DIALECT})`, () => {
       expect(script.headers['content-type']).toMatch(/javascript/);
       expect(script.body.length).toBeGreaterThan(10_000);
     }
+  });
+
+  it("serves the Scalar package's script as it is on disk, revalidated by its ETag", async () => {
+    const url = '/docs/js/scalar.js';
+    const script = await t.app.inject({ method: 'GET', url });
+    expect(script.statusCode).toBe(200);
+    expect(script.rawPayload.equals(fs.readFileSync(REFERENCE_SCRIPT_FILE))).toBe(true);
+    expect(script.headers['content-length']).toBe(String(fs.statSync(REFERENCE_SCRIPT_FILE).size));
+    expect(script.headers['cache-control']).toBe('no-cache');
+    const etag = script.headers.etag as string;
+    expect(etag).toMatch(/^"[^"]+"$/);
+    const again = await t.app.inject({ method: 'GET', url, headers: { 'if-none-match': etag } });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    const other = await t.app.inject({ method: 'GET', url, headers: { 'if-none-match': '"other"' } });
+    expect(other.statusCode).toBe(200);
+    expect(other.rawPayload.length).toBe(script.rawPayload.length);
   });
 });
