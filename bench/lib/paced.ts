@@ -109,6 +109,8 @@ function open(host: string, port: number, answered: (connection: Connection, sta
       failed(error);
       reject(error);
     });
+    // A connection the server closes would leave its request unanswered and the run waiting for it.
+    socket.on('close', () => failed(new Error('the server closed a connection of the open-loop load')));
     socket.on('data', (chunk: Buffer) => {
       connection.received = connection.received.length === 0 ? chunk : Buffer.concat([connection.received, chunk]);
       const end = connection.received.indexOf(HEADER_END);

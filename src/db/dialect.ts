@@ -425,9 +425,10 @@ export async function bulkWrite<T>(db: DB, table: string, write: () => Promise<T
  * (http/offset-checkpoints.ts); a different mark means nothing. Null inside a transaction, whose
  * own writes may yet be rolled back (on SQLite, while any transaction is open on the connection).
  * SQLite: the changes this connection made (total_changes(), every statement's rows, triggers'
- * too) and data_version, which moves when another connection (another process) commits. PostgreSQL: the current snapshot (pg_current_snapshot()), which
- * moves whenever any transaction ends, and which every statement's reading snapshot equals while
- * it does not. Both move for writes to any table: coarse, never stale.
+ * too) and data_version, which moves when another connection (another process) commits.
+ * PostgreSQL: the current snapshot (pg_current_snapshot()), which moves whenever any transaction
+ * ends, and which every statement's reading snapshot equals while it does not. Both move for
+ * writes to any table: coarse, never stale.
  */
 export async function dataVersion(db: DB): Promise<string | null> {
   if (db.isTransaction) return null;

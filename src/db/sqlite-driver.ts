@@ -25,9 +25,10 @@ const STATEMENT_CACHE_SIZE = 500;
  * The parameters of the statements kept, together, at most: a statement holds native memory in
  * proportion to them (SQLite's program and a cell per parameter: an INSERT of 1000 rows of 12
  * columns, 1.1 MB). The ledger's and the import's writes have as many rows as their batch, so a
- * statement is kept for each size met: by count alone, inserts of 501 to 1000 rows of 19 columns
- * (batches of as many events) would have kept 612 MB. This keeps the sizes in use (an import's statements of 30,000
- * parameters, table after table), the least recently used going first.
+ * statement is kept for each size met: by count alone, inserts of 501 to 1000 rows of 19
+ * columns (batches of as many events) would have kept 612 MB. This keeps the sizes in use (an
+ * import's statements of 30,000 parameters, table after table), the least recently used going
+ * first.
  */
 const STATEMENT_CACHE_PARAMETERS = 131_072;
 
