@@ -50,3 +50,15 @@ export function readSlowly(base: string, token: string, path: string): Promise<D
       .on('error', reject);
   });
 }
+
+/** readSlowly, sampling the server's RSS every 50 ms: the download and the highest RSS seen, from its start to its end. */
+export async function readSlowlyWithPeak(base: string, token: string, path: string, pid: number): Promise<{ download: Download; peak: number }> {
+  let peak = rss(pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), 50);
+  try {
+    const download = await readSlowly(base, token, path);
+    return { download, peak: Math.max(peak, rss(pid)) };
+  } finally {
+    clearInterval(sampler);
+  }
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mb } from '../../bench/lib/server.js';
-import { readSlowly, rss, send, type Download } from '../helpers/download.js';
+import { readSlowly, readSlowlyWithPeak, rss, send } from '../helpers/download.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { startWithShop } from '../helpers/server.js';
 import { loyalty } from '../ledger/fixtures.js';
@@ -39,16 +39,8 @@ describe(`customer export memory (${TEST_DIALECT})`, () => {
     // A small export first, so that the code the export runs is loaded before the baseline.
     expect((await readSlowly(server.url, token, '/customers/2/export')).status).toBe(200);
     const before = rss(pid);
-    let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, rss(pid))), 50);
     started = performance.now();
-    let download: Download;
-    try {
-      download = await readSlowly(server.url, token, '/customers/1/export');
-    } finally {
-      clearInterval(sampler);
-    }
-    peak = Math.max(peak, rss(pid));
+    const { download, peak } = await readSlowlyWithPeak(server.url, token, '/customers/1/export', pid);
     const exporting = (performance.now() - started) / 1000;
 
     expect(download.status).toBe(200);
