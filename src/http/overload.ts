@@ -97,7 +97,8 @@ function declaredBytes(request: IncomingMessage, bodyLimit: number): number {
 
 /** The path of a raw request's URL, without its query and trailing slash (as the router ignores it). */
 function pathOf(url: string | undefined): string {
-  const path = (url ?? '').split('?', 1)[0]!;
+  const end = url === undefined ? 0 : url.indexOf('?');
+  const path = url === undefined ? '' : end < 0 ? url : url.slice(0, end);
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorCode } from '../errors.js';
 import { AuthFailures } from '../http/auth-failures.js';
+import { rateLimitHeaders } from '../http/protection.js';
 import { checkRequest } from '../http/request-checks.js';
 import { registerReadConnection } from '../http/read-connection.js';
 import { errorResponses, type ErrorDoc, type ErrorStatus } from '../http/schemas.js';
@@ -55,13 +56,8 @@ async function preflight(request: FastifyRequest, reply: FastifyReply): Promise<
 
 type RateWindow = Readonly<{ failures: number; resetAt: number }>;
 
-/** RateLimit-* as the merchant API sends them. */
-function rateLimitHeaders(reply: FastifyReply, max: number, window: RateWindow): void {
-  reply
-    .header('ratelimit-limit', max)
-    .header('ratelimit-remaining', Math.max(0, max - window.failures))
-    .header('ratelimit-reset', Math.max(0, Math.ceil((window.resetAt - performance.now()) / 1000)));
-}
+const windowHeaders = (reply: FastifyReply, max: number, window: RateWindow) =>
+  rateLimitHeaders(reply, max, window.failures, window.resetAt - performance.now());
 
 function corsHeaders(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('vary', 'Origin');
@@ -88,12 +84,12 @@ export function registerStorefrontScope(app: FastifyInstance): void {
     const addressWindow = perAddress.record(request.ip);
     await authenticate(request);
     if (request.customer === null) {
-      rateLimitHeaders(reply, addressMax, addressWindow);
+      windowHeaders(reply, addressMax, addressWindow);
       return;
     }
     const who = `${request.shop.id}:${request.customer.remote_id}`;
     perCustomer.check(who);
-    rateLimitHeaders(reply, customerMax, perCustomer.record(who));
+    windowHeaders(reply, customerMax, perCustomer.record(who));
     request.idempotencyScope = `customer:${request.customer.remote_id}`;
   });
   // Errors too: a browser must be able to read a 401 to fetch a new token.

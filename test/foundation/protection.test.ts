@@ -23,6 +23,7 @@ describe(`per-shop rate limit (${TEST_DIALECT})`, () => {
       expect(res.statusCode).toBe(200);
       expect(res.headers['ratelimit-limit']).toBe('3');
       expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0);
+      expect(Number(res.headers['ratelimit-reset'])).toBeLessThanOrEqual(WINDOW_MS / 1000);
       remaining.push(String(res.headers['ratelimit-remaining']));
     }
     expect(remaining).toEqual(['2', '1', '0']);
