@@ -81,8 +81,9 @@ export function drawBulkReferralCodes(count: number): string[] {
   }
   // Sorted: the batch's rows are inserted in their order, so the unique index then takes the
   // codes in one pass from its first leaf to its last instead of at random (1,000,000 customers
-  // in batches of 10,000: 4.7 s less of SQLite's CPU, of 36). Each code is as random as before;
-  // only which new customer of the batch gets which one follows the batch's order.
+  // in batches of 10,000: 4.7 s less of SQLite's CPU, of 36; the sort, 0.4-1.2 s of ours). Each
+  // code is as random as before; only which new customer of the batch gets which one follows
+  // the batch's order.
   return codes.sort();
 }
 
