@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Benchmark } from './lib/benchmark.js';
+import { writeCustomers } from './lib/customers.js';
 import { MAIN, mb, startReference, startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
 
@@ -15,19 +16,6 @@ const CUSTOMERS = 1_000_000;
 const SECONDS = 10;
 const WARMUP_SECONDS = 3;
 const CONNECTIONS = 10;
-
-function writeCustomers(file: string): void {
-  const fd = fs.openSync(file, 'w');
-  let chunk = '';
-  for (let i = 1; i <= CUSTOMERS; i++) {
-    chunk += `{"remote_id":${i},"email":"customer${i}@example.com","first_name":"First${i % 997}","last_name":"Last${i % 991}","phone":"+1 555 ${String(i % 10_000).padStart(4, '0')}","birthday":"1990-01-${String(1 + (i % 28)).padStart(2, '0')}"}\n`;
-    if (i % 10_000 === 0) {
-      fs.writeSync(fd, chunk);
-      chunk = '';
-    }
-  }
-  fs.closeSync(fd);
-}
 
 function cli(databaseUrl: string, args: string[]): string {
   return execFileSync(process.execPath, [MAIN, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', maxBuffer: 1 << 26 });
@@ -61,12 +49,12 @@ export const lists: Benchmark = {
       const shopId: number = created.shop.id;
       const token: string = created.token;
       const file = path.join(dir, 'customers.ndjson');
-      writeCustomers(file);
+      await writeCustomers(file, CUSTOMERS);
       const started = process.hrtime.bigint();
       const summary = JSON.parse(cli(databaseUrl, ['import', 'customers', file, '--shop', String(shopId), '--json']));
       const importSeconds = Number(process.hrtime.bigint() - started) / 1e9;
       process.stdout.write(
-        `import of ${summary.imported} customers: ${importSeconds.toFixed(1)} s (${(summary.imported / importSeconds).toFixed(0)} rows/s; target under 30 s)\n`,
+        `import of ${summary.imported} customers: ${importSeconds.toFixed(1)} s (${(summary.imported / importSeconds).toFixed(0)} rows/s; target under 10 s; the raw references: bench/imports.ts)\n`,
       );
 
       const server = await startServer(databaseUrl);

@@ -79,7 +79,12 @@ export function drawBulkReferralCodes(count: number): string[] {
     while (seen.has(codes[i]!)) codes[i] = generateCode();
     seen.add(codes[i]!);
   }
-  return codes;
+  // Sorted: the batch's rows are inserted in their order, so the unique index then takes the
+  // codes in one pass from its first leaf to its last instead of at random (1,000,000 customers
+  // in batches of 10,000: 4.7 s less of SQLite's CPU, of 36; the sort, 0.4-1.2 s of ours). Each
+  // code is as random as before; only which new customer of the batch gets which one follows
+  // the batch's order.
+  return codes.sort();
 }
 
 /** Gives new customers their referral codes (those an upsert did not already write with them). */
@@ -152,7 +157,16 @@ async function earnOnArrival(trx: DB, shopId: number, created: readonly number[]
  * import of 200,000 customers with birthdays spent 0.55 s of SQLite's CPU on that update).
  */
 export function firstBirthdays(fresh: readonly Record<string, unknown>[], now: number): (number | null)[] {
-  return fresh.map((values) => (typeof values.birthday === 'string' ? nextBirthday(values.birthday, now, null) : null));
+  // Many customers share a birthday (a year has 366 of them): each is worked out once (it was
+  // 2.8 s of an import of 1,000,000 customers' writing thread, a regular expression and two
+  // Dates a row).
+  const known = new Map<string, number | null>();
+  return fresh.map(({ birthday }) => {
+    if (typeof birthday !== 'string') return null;
+    let next = known.get(birthday);
+    if (next === undefined) known.set(birthday, (next = nextBirthday(birthday, now, null)));
+    return next;
+  });
 }
 
 /**

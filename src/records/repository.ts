@@ -74,10 +74,20 @@ export async function insertRecord(db: DB, shopId: number, r: Resource, values: 
  * into new records. Each row must hold remote_id and the same columns, and no remote_id twice.
  */
 export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number, insertOnly: readonly string[] = []): Promise<void> {
+  await upsertStored(
+    db,
+    r,
+    rows.map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now })),
+    insertOnly,
+  );
+}
+
+/** upsertRecords of rows as they are stored: each holds shop_id, created_at and updated_at (now) too. */
+export async function upsertStored(db: DB, r: Resource, rows: Row[], insertOnly: readonly string[] = []): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Object.keys(rows[0]!).filter((c) => c !== 'remote_id' && !insertOnly.includes(c));
-  const stored = rows.map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now }));
-  await insertRows(db, r.table as keyof Tables, stored as never, { key: ['shop_id', 'remote_id'], update: columns, touch: 'updated_at' });
+  const kept = new Set(['shop_id', 'remote_id', 'created_at', 'updated_at', ...insertOnly]);
+  const columns = Object.keys(rows[0]!).filter((c) => !kept.has(c));
+  await insertRows(db, r.table as keyof Tables, rows as never, { key: ['shop_id', 'remote_id'], update: columns, touch: 'updated_at' });
 }
 
 /**

@@ -204,6 +204,8 @@ export function derive(r: Resource): Derived {
 interface FieldLists {
   shown: [string, Field][];
   all: [string, Field][];
+  /** The fields with an alias (aliasErrors runs for every imported row). */
+  aliased: [string, Field & { alias: string }][];
   /** The columns recordJson reads for a shown record: its ID, shown fields and times. */
   shownColumns: string[];
 }
@@ -214,7 +216,8 @@ function fieldLists(r: Resource): FieldLists {
   if (lists === undefined) {
     const shown = entries(r).filter(([, f]) => f.kind !== 'secret');
     const computedColumns = (r.computed?.columns ?? []).filter((c) => c !== r.id);
-    lists = { shown, all: entries(r), shownColumns: [r.id, ...shown.map(([name]) => name), ...computedColumns, 'created_at', 'updated_at'] };
+    const aliased = entries(r).filter((entry): entry is [string, Field & { alias: string }] => entry[1].alias !== undefined);
+    lists = { shown, all: entries(r), aliased, shownColumns: [r.id, ...shown.map(([name]) => name), ...computedColumns, 'created_at', 'updated_at'] };
     fieldListsOf.set(r, lists);
   }
   return lists;
@@ -313,9 +316,8 @@ export function checkFields(r: Resource, body: unknown, schemaErrors: readonly F
  */
 function aliasErrors(r: Resource, valid: Row, invalid: Set<string>, whole: boolean): ErrorDetail[] {
   const errors: ErrorDetail[] = [];
-  for (const [name, field] of entries(r)) {
+  for (const [name, field] of fieldLists(r).aliased) {
     const alias = field.alias;
-    if (alias === undefined) continue;
     if (alias in valid && name in valid && valid[alias] !== valid[name]) {
       errors.push({ param: alias, code: 'conflicting_parameters', message: `${alias} and ${name} are the same field: give one, or both equal` });
       invalid.add(alias);

@@ -8,7 +8,7 @@ import { conflicts, lostRaceErrors, type Candidate } from './conflicts.js';
 import { identifierFailed, resolveIdentifiers } from './customer-identifier.js';
 import type { Prior, WrittenRecord } from './effects.js';
 import { announceUpsert, enqueueRecordEvents } from './events.js';
-import { deleteRecord, findRecord, insertRecord, insertRecords, putRecord, updateRecord, upsertRecords } from './repository.js';
+import { deleteRecord, findRecord, insertRecord, insertRecords, putRecord, updateRecord, upsertStored } from './repository.js';
 import { checkFields, columnsOf, recordErrors, recordJson, recordsJson, type BodyCheck, type Resource, type Row } from './resource.js';
 
 // The one way to write records, for the routes, import and the demo alike: a checked body
@@ -210,13 +210,20 @@ async function withCreatedColumns(trx: DB, w: Writer, r: Resource, rows: Row[], 
  */
 export async function upsertMany(trx: DB, w: Writer, r: Resource, candidates: readonly { id: number; values: Row }[]): Promise<Map<number, ErrorDetail[]>> {
   const errors = await conflicts(trx, w.shopId, r, [...candidates]);
-  const good = candidates.filter((_, i) => !errors.has(i)).map((c) => ({ remote_id: c.id, ...c.values }));
-  const ids = good.map((row) => row.remote_id);
+  // Each row as it is stored, built once (a copy per step cost an import of 1,000,000 customers
+  // a second of its writing thread, and as much again in garbage collection).
+  const good: (Row & { remote_id: number })[] = [];
+  const ids: number[] = [];
+  candidates.forEach((c, i) => {
+    if (errors.has(i)) return;
+    good.push({ shop_id: w.shopId, remote_id: c.id, ...c.values, created_at: w.now, updated_at: w.now });
+    ids.push(c.id);
+  });
   const announce = await announceUpsert(trx, w.shopId, r, ids, w.now);
   const prior = await priorOf(trx, w, r, ids);
   const existed = new Set(prior.keys());
   const insertOnly = await withCreatedColumns(trx, w, r, good, existed);
-  await upsertRecords(trx, w.shopId, r, good, w.now, insertOnly);
+  await upsertStored(trx, r, good, insertOnly);
   await written(
     trx,
     w,
