@@ -71,3 +71,19 @@ export function prepareQuery<V extends Record<string, unknown>, R, S extends str
     return result.rows;
   };
 }
+
+/**
+ * The rows of a built query, read at once on SQLite when no transaction is open (readNow), else
+ * through Kysely as `execute` would. An offset page read its keys and rows through Kysely's line
+ * (an await per acquire, and a turn of the event loop whenever another request held the
+ * connection), which let concurrent pages interleave, each holding its 250 rows while the others
+ * read theirs: page 500 × 250 of customers at 10 connections cost 13.3 ms of server CPU a
+ * request, 8.2 ms read at once (same run); one page at a time, the two differed by ~1 ms.
+ */
+export async function readRows<R>(db: Kysely<any>, query: Compilable<R>): Promise<R[]> {
+  const compiled = query.compile();
+  const executor = db.getExecutor();
+  const rows = executor.plugins.length === 0 ? readNow(executor.adapter, compiled.sql, compiled.parameters) : undefined;
+  if (rows !== undefined) return rows as R[];
+  return (await db.executeQuery<R>(compiled)).rows;
+}

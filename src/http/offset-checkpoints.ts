@@ -1,5 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { dataVersion, selective } from '../db/dialect.js';
+import { readRows } from '../db/prepared.js';
 import type { DB } from '../db/tables.js';
 
 // Deep offset pages start from a checkpoint. OFFSET steps through every index entry before the
@@ -78,8 +79,8 @@ function nearest(points: Map<number, PageKey> | undefined, offset: number): [num
   return best;
 }
 
-/** The rows of `query` from `key` on (that row first), in the query's order. */
-function from(db: DB, query: SelectQueryBuilder<any, any, PageKey>, order: KeyOrder, key: PageKey): SelectQueryBuilder<any, any, PageKey> {
+/** The rows of `query` from `key` on (that row first), in the query's order (which it must have). */
+export function fromKey<Row>(db: DB, query: SelectQueryBuilder<any, any, Row>, order: KeyOrder, key: PageKey): SelectQueryBuilder<any, any, Row> {
   const on = order.direction === 'asc' ? sql.raw('>=') : sql.raw('<=');
   const id = sql.ref(order.idColumn);
   const condition =
@@ -96,12 +97,12 @@ function from(db: DB, query: SelectQueryBuilder<any, any, PageKey>, order: KeyOr
  * the page). When the version moved, a page read from a checkpoint is read again in full.
  */
 export async function pageKeys(db: DB, query: SelectQueryBuilder<any, any, PageKey>, order: KeyOrder, offset: number, perPage: number): Promise<PageKey[]> {
-  const read = (q: SelectQueryBuilder<any, any, PageKey>, skip: number) => q.limit(perPage).offset(skip).execute();
+  const read = (q: SelectQueryBuilder<any, any, PageKey>, skip: number) => readRows(db, q.limit(perPage).offset(skip));
   const key = offset < CHECKPOINTS_FROM ? null : queryKey(query);
   const version = key === null ? null : await dataVersion(db);
   if (key === null || version === null) return read(query, offset);
   const start = nearest(checkpointsOf(db, version, key, false), offset);
-  const keys = start === undefined ? await read(query, offset) : await read(from(db, query, order, start[1]), offset - start[0]);
+  const keys = start === undefined ? await read(query, offset) : await read(fromKey(db, query, order, start[1]), offset - start[0]);
   if ((await dataVersion(db)) !== version) return start === undefined ? keys : read(query, offset);
   const points = checkpointsOf(db, version, key, true)!;
   if (keys.length > 0 && points.size < MAX_CHECKPOINTS - 1) {
