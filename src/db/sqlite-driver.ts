@@ -37,6 +37,30 @@ interface Prepared {
   /** A reader's rows as arrays → rows as objects keyed by its result columns. */
   toObjects: ToObjects;
   parameters: number;
+  /** The SQL that reads this reader's rows as one JSON text (jsonReader); null when they may not be; undefined until asked. */
+  json?: string | null;
+}
+
+/** Declared column types whose values JSON holds exactly: integers (below 2^53, as everywhere here) and text. */
+const JSON_EXACT = /^(integer|int|bigint|text)$/i;
+
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * A page of rows is read fastest as one JSON text that SQLite writes and JSON.parse reads:
+ * better-sqlite3 makes a JS value of every column of every row through the V8 API, which cost
+ * more than all the rest of reading them (250 customers of 29 columns: 1.87 ms of CPU as arrays
+ * against 1.02 ms as `json_group_array(json_array(…))` and JSON.parse; 40 µs of it is SQLite
+ * finding the rows). Only for a reader whose every column is one of a table's, declared integer
+ * or text, with distinct names: a REAL or a BLOB would not come back as it is, and an
+ * expression's type is unknown. The subquery keeps its ORDER BY and LIMIT, so SQLite runs it as a
+ * co-routine and the array holds its rows in its order.
+ */
+function jsonReader(sqlText: string, statement: Sqlite.Statement): string | null {
+  const columns = statement.columns();
+  const names = columns.map((c) => c.name);
+  if (new Set(names).size !== names.length || !columns.every((c) => c.type !== null && JSON_EXACT.test(c.type))) return null;
+  return `select json_group_array(json_array(${names.map(quoted).join(', ')})) from (${sqlText})`;
 }
 
 // Readers run in raw mode (rows as arrays) and rows become objects here: better-sqlite3 builds
@@ -99,10 +123,24 @@ class SqliteConnection implements DatabaseConnection {
     return prepared;
   }
 
-  /** A reading statement's rows, now; undefined when the SQL does not read. */
-  readNow(sqlText: string, parameters: readonly unknown[]): unknown[] | undefined {
-    const { statement, toObjects } = this.#prepare(sqlText, parameters.length);
-    return statement.reader ? toObjects(statement.all(...parameters) as unknown[][]) : undefined;
+  /** A reading statement's rows, now; undefined when the SQL does not read. `asJson`: through jsonReader where it may. */
+  readNow(sqlText: string, parameters: readonly unknown[], asJson = false): unknown[] | undefined {
+    const prepared = this.#prepare(sqlText, parameters.length);
+    const { statement, toObjects } = prepared;
+    if (!statement.reader) return undefined;
+    if (asJson) {
+      if (prepared.json === undefined) prepared.json = jsonReader(sqlText, statement);
+      try {
+        if (prepared.json !== null) {
+          const [text] = this.#prepare(prepared.json, parameters.length).statement.get(...parameters) as [string];
+          return toObjects(JSON.parse(text) as unknown[][]);
+        }
+      } catch {
+        // A BLOB where the column says text ("JSON cannot hold BLOB values"): read as arrays from now on.
+        prepared.json = null;
+      }
+    }
+    return toObjects(statement.all(...parameters) as unknown[][]);
   }
 
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
@@ -206,11 +244,12 @@ const connections = new WeakMap<object, SqliteConnection>();
  * goes through the line as usual, waiting for the holder), or when the SQL does not read.
  * Kysely's way to a connection and back (acquire, execute, release, each a promise) cost a small
  * prepared query ~20 µs of CPU beside the ~4 µs of the statement itself (a microbenchmark).
+ * `asJson` is for a page of rows (jsonReader).
  */
-export function readNow(adapter: object, sqlText: string, parameters: readonly unknown[]): unknown[] | undefined {
+export function readNow(adapter: object, sqlText: string, parameters: readonly unknown[], asJson = false): unknown[] | undefined {
   const connection = connections.get(adapter);
   if (connection === undefined || connection.database.inTransaction) return undefined;
-  return connection.readNow(sqlText, parameters);
+  return connection.readNow(sqlText, parameters, asJson);
 }
 
 export class CachingSqliteDialect implements Dialect {

@@ -160,12 +160,12 @@ async function rowsByKey<Row>(
     sql.ref(order.idColumn),
     order.direction,
   );
-  const run = await readRows(db, fromKey(db, ordered, order, keys[0]!).limit(keys.length));
+  const run = await readRows(db, fromKey(db, ordered, order, keys[0]!).limit(keys.length), true);
   let same = run.length === keys.length;
   for (let i = 0; same && i < run.length; i++) same = Number(run[i]![idKey]) === Number(keys[i]!.page_id);
   if (same) return run;
   const ids = keys.map((k) => Number(k.page_id));
-  const found = await readRows(db, query.where(sql.ref(spec.idColumn), 'in', ids));
+  const found = await readRows(db, query.where(sql.ref(spec.idColumn), 'in', ids), true);
   const byId = new Map(found.map((row) => [Number(row[idKey]), row]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }

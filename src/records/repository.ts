@@ -25,14 +25,16 @@ const cursorQueries = new WeakMap<Resource, (db: Kysely<any>, values: { shopId: 
 export async function cursorRecords(db: DB, shopId: number, r: Resource, sinceId: number, limit: number): Promise<Row[]> {
   let query = cursorQueries.get(r);
   if (query === undefined) {
-    query = prepareQuery<{ shopId: number; sinceId: number; limit: number }, Row>((kdb, p) =>
-      kdb
-        .selectFrom(r.table)
-        .select(shownColumns(r))
-        .where('shop_id', '=', p.value('shopId'))
-        .where(r.id, '>', p.value('sinceId'))
-        .orderBy(r.id, 'asc')
-        .limit(p.value('limit')),
+    query = prepareQuery<{ shopId: number; sinceId: number; limit: number }, Row>(
+      (kdb, p) =>
+        kdb
+          .selectFrom(r.table)
+          .select(shownColumns(r))
+          .where('shop_id', '=', p.value('shopId'))
+          .where(r.id, '>', p.value('sinceId'))
+          .orderBy(r.id, 'asc')
+          .limit(p.value('limit')),
+      true,
     );
     cursorQueries.set(r, query);
   }
