@@ -230,17 +230,7 @@ export function shownColumns(r: Resource): readonly string[] {
 
 /** The record as stored → as shown (without computed fields); secrets only when asked. */
 export function recordJson(r: Resource, row: Row, withSecrets = false): Row {
-  if (!withSecrets) return shownMaker(r)(row);
-  const out: Row = { [r.id]: Number(row[r.id]) };
-  const fields = fieldLists(r).all;
-  for (let i = 0; i < fields.length; i++) {
-    const [name, field] = fields[i]!;
-    out[name] = toJsonValue(field, row[name]);
-    if (field.alias !== undefined) out[field.alias] = out[name];
-  }
-  out.created_at = isoTime((row.created_at ?? null) as number | null);
-  out.updated_at = isoTime((row.updated_at ?? null) as number | null);
-  return out;
+  return withSecrets ? recordLoop(r, row, fieldLists(r).all) : shownMaker(r)(row);
 }
 
 type RecordMaker = (row: Row) => Row;
@@ -261,7 +251,7 @@ function shownMaker(r: Resource): RecordMaker {
   const names = [r.id, 'created_at', 'updated_at', ...shown.flatMap(([name, field]) => (field.alias === undefined ? [name] : [name, field.alias]))];
   // __proto__ in a literal would set the prototype instead of a property (never a field's name).
   if (names.includes('__proto__')) {
-    make = (row) => recordLoop(r, row);
+    make = (row) => recordLoop(r, row, shown);
   } else {
     const key = JSON.stringify;
     const lines: string[] = [];
@@ -288,10 +278,9 @@ function shownMaker(r: Resource): RecordMaker {
   return make;
 }
 
-/** recordJson without secrets, property by property. */
-function recordLoop(r: Resource, row: Row): Row {
+/** recordJson of these fields, property by property. */
+function recordLoop(r: Resource, row: Row, fields: readonly [string, Field][]): Row {
   const out: Row = { [r.id]: Number(row[r.id]) };
-  const fields = fieldLists(r).shown;
   for (let i = 0; i < fields.length; i++) {
     const [name, field] = fields[i]!;
     out[name] = toJsonValue(field, row[name]);
