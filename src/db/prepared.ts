@@ -65,13 +65,17 @@ export function prepareQuery<V extends Record<string, unknown>, R, S extends str
       const value = values[p.name];
       return p.index === null ? value : (value as readonly unknown[])[p.index];
     });
-    // On SQLite, read at once when no transaction is open (db/sqlite-driver.ts); Kysely's plugins
-    // (none are used) would be skipped, so a database with any goes the usual way.
-    const rows = executor.plugins.length === 0 ? readNow(key, query.sql, parameters, asJson) : undefined;
-    if (rows !== undefined) return rows as R[];
-    const result = await db.executeQuery<R>({ ...query, parameters });
-    return result.rows;
+    return run(db, { ...query, parameters }, asJson);
   };
+}
+
+/** Runs a compiled reader: at once on SQLite when no transaction is open (readNow), else through Kysely. */
+async function run<R>(db: Kysely<any>, compiled: CompiledQuery<R>, asJson: boolean): Promise<R[]> {
+  // Kysely's plugins (none are used) would be skipped by readNow, so a database with any goes the usual way.
+  const executor = db.getExecutor();
+  const rows = executor.plugins.length === 0 ? readNow(executor.adapter, compiled.sql, compiled.parameters, asJson) : undefined;
+  if (rows !== undefined) return rows as R[];
+  return (await db.executeQuery<R>(compiled)).rows;
 }
 
 /**
@@ -84,9 +88,5 @@ export function prepareQuery<V extends Record<string, unknown>, R, S extends str
  * `asJson`: a page of rows, read on SQLite as one JSON text (db/sqlite-driver.ts, jsonReader).
  */
 export async function readRows<R>(db: Kysely<any>, query: Compilable<R>, asJson = false): Promise<R[]> {
-  const compiled = query.compile();
-  const executor = db.getExecutor();
-  const rows = executor.plugins.length === 0 ? readNow(executor.adapter, compiled.sql, compiled.parameters, asJson) : undefined;
-  if (rows !== undefined) return rows as R[];
-  return (await db.executeQuery<R>(compiled)).rows;
+  return run(db, query.compile(), asJson);
 }

@@ -71,20 +71,11 @@ export async function insertRecord(db: DB, shopId: number, r: Resource, values: 
 }
 
 /**
- * Inserts or replaces records by remote_id, many per statement. created_at is kept on
- * replace, and updated_at unless a field changed; so are the `insertOnly` columns, written only
- * into new records. Each row must hold remote_id and the same columns, and no remote_id twice.
+ * Inserts or replaces records by remote_id, many per statement, as they are stored: each row
+ * holds shop_id, remote_id, created_at and updated_at (now) too, the same columns, and no
+ * remote_id twice. created_at is kept on replace, and updated_at unless a field changed; so are
+ * the `insertOnly` columns, written only into new records.
  */
-export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number, insertOnly: readonly string[] = []): Promise<void> {
-  await upsertStored(
-    db,
-    r,
-    rows.map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now })),
-    insertOnly,
-  );
-}
-
-/** upsertRecords of rows as they are stored: each holds shop_id, created_at and updated_at (now) too. */
 export async function upsertStored(db: DB, r: Resource, rows: Row[], insertOnly: readonly string[] = []): Promise<void> {
   if (rows.length === 0) return;
   const kept = new Set(['shop_id', 'remote_id', 'created_at', 'updated_at', ...insertOnly]);

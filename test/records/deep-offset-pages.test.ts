@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Database } from '../../src/db/connect.js';
 import { CHECKPOINTS_FROM } from '../../src/http/offset-checkpoints.js';
-import { upsertRecords } from '../../src/records/repository.js';
+import { upsertRecords } from './samples.js';
 import { customers } from '../../src/records/resources/customers.js';
 import { setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';

@@ -1,13 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import type { DB } from '../../src/db/tables.js';
-import { insertRecords, upsertRecords } from '../../src/records/repository.js';
+import { insertRecords, upsertStored } from '../../src/records/repository.js';
 import { columnsOf, validateImported, type Resource, type Row } from '../../src/records/resource.js';
 
 // Valid bodies for any resource, made from its description: the i-th sample differs from
 // its neighbours, and sortable values repeat every 7 so that sorts meet ties.
 
 export const REFERENCED_ID = 900_000;
+
+/** Upserts rows of a record's own columns (remote_id and its fields) as the import writes them, at `now`. */
+export async function upsertRecords(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<void> {
+  await upsertStored(
+    db,
+    r,
+    rows.map((row) => ({ shop_id: shopId, ...row, created_at: now, updated_at: now })),
+  );
+}
 
 export function sample(r: Resource, i: number): Row {
   if (r.table === 'earning_rules') return earningRuleSample(i);

@@ -197,15 +197,12 @@ export function customerComputed(row: Record<string, unknown>, b: Balances, shop
     vip_tier_progress: tierProgress(
       tiers,
       shop.vip_tier_metric,
-      // Points earned, the default metric, are the balances' own; the other metrics read their
-      // sums from the row (not a copy of the whole row: a page, 25 copies of 24 columns).
-      shop.vip_tier_metric === 'points_earned'
-        ? b.earnedWindow
-        : metricValue(shop, {
-            points_earned_window: b.earnedWindow,
-            amount_spent_window: row.amount_spent_window,
-            orders_count_window: row.orders_count_window,
-          } as never).value,
+      // The three sums the metric reads, not a copy of the whole row (a page: 25 copies of 24 columns).
+      metricValue(shop, {
+        points_earned_window: b.earnedWindow,
+        amount_spent_window: row.amount_spent_window,
+        orders_count_window: row.orders_count_window,
+      } as never).value,
       b.earnedWindow,
       tier?.id ?? null,
     ),
