@@ -74,7 +74,11 @@ const WORKER_REQUESTS_PER_CONNECTION = 100;
 async function serveHere(config: Config, worker: boolean): Promise<void> {
   // Loaded here, not at the top, so the administrative commands start quickly.
   const [{ buildApp }, { startJobs }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
-  const database = connect(config.databaseUrl, { maxQueueWaitMs: config.loadShedding.maxQueueWaitMs, sqliteCacheMb: config.sqliteCacheMb });
+  const database = connect(config.databaseUrl, {
+    maxQueueWaitMs: config.loadShedding.maxQueueWaitMs,
+    sqliteCacheMb: config.sqliteCacheMb,
+    readConnection: true,
+  });
   if (!worker) await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
   if (worker) app.server.maxRequestsPerSocket = WORKER_REQUESTS_PER_CONNECTION;

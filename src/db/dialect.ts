@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { isPostgres } from './migrations/_schema.js';
 import { readNow } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
@@ -20,7 +20,7 @@ const MAX_ATTEMPTS = 5;
 export async function transaction<T>(db: DB, fn: (trx: DB) => Promise<T>): Promise<T> {
   // On PostgreSQL, write transactions take connections of their own, fewer than the pool's,
   // so that a flood of long batches cannot starve quick pages (db/connect.ts).
-  const writer = writeDatabases.get(db) ?? db;
+  const writer = writerOf(db);
   for (let attempt = 1; ; attempt++) {
     try {
       return await writer.transaction().execute(fn);
@@ -32,10 +32,15 @@ export async function transaction<T>(db: DB, fn: (trx: DB) => Promise<T>): Promi
 }
 
 /** The database that write transactions use, for each one that has its own (connect.ts sets it). */
-const writeDatabases = new WeakMap<DB, DB>();
+const writeDatabases = new WeakMap<Kysely<any>, Kysely<any>>();
 
 export function setWriteDatabase(db: DB, writer: DB): void {
   writeDatabases.set(db, writer);
+}
+
+/** The database that writes for `db`: its write connections, or `db` itself. */
+export function writerOf<D extends Kysely<any>>(db: D): D {
+  return (writeDatabases.get(db) as D | undefined) ?? db;
 }
 
 /** A signed 64-bit key for PostgreSQL advisory locks. */

@@ -1,4 +1,5 @@
 import { Migrator, type Kysely, type MigrationProvider, type MigrationResultSet } from 'kysely';
+import { writerOf } from './dialect.js';
 import { migrations } from './migrations/index.js';
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -9,7 +10,14 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
  * and commits its own steps, so that its fill is bounded transactions rather than one.
  */
 function migrator(db: Kysely<any>, disableTransactions = false): Migrator {
-  return new Migrator({ db, provider, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock', disableTransactions });
+  // On a server's database whose reads have a connection of their own, migrations write.
+  return new Migrator({
+    db: writerOf(db),
+    provider,
+    migrationTableName: 'schema_migrations',
+    migrationLockTableName: 'schema_migrations_lock',
+    disableTransactions,
+  });
 }
 
 const ownTransactions = (name: string) => (migrations[name] as { transactional?: boolean } | undefined)?.transactional === false;

@@ -2,6 +2,7 @@ import type Sqlite from 'better-sqlite3';
 import {
   CompiledQuery,
   type LimitNode,
+  RawNode,
   SelectQueryNode,
   SqliteAdapter,
   SqliteIntrospector,
@@ -95,12 +96,30 @@ function rowMaker(columns: readonly string[]): ToObjects {
   ) as ToObjects;
 }
 
+/**
+ * Whether a query only reads, so that a reading connection may run it: a SELECT that Kysely
+ * built, or raw SQL that starts as one. Anything else (a write, DDL, a pragma that may write) goes
+ * to the writer.
+ */
+function readsOnly(compiled: CompiledQuery): boolean {
+  if (SelectQueryNode.is(compiled.query)) return true;
+  return RawNode.is(compiled.query) && /^\s*(select|with)\b/i.test(compiled.sql) && !/\b(insert|update|delete|replace)\b/i.test(compiled.sql);
+}
+
 class SqliteConnection implements DatabaseConnection {
   /** Least recently used first. */
   readonly #statements = new Map<string, Prepared>();
   #parameters = 0;
 
-  constructor(readonly database: Sqlite.Database) {}
+  constructor(
+    readonly database: Sqlite.Database,
+    /** A reading connection's writer: what this connection is given to write goes there (readsOnly). */
+    private readonly writer?: Kysely<any>,
+  ) {}
+
+  get reading(): boolean {
+    return this.writer !== undefined;
+  }
 
   #prepare(sqlText: string, parameters: number): Prepared {
     let prepared = this.#statements.get(sqlText);
@@ -127,7 +146,8 @@ class SqliteConnection implements DatabaseConnection {
   readNow(sqlText: string, parameters: readonly unknown[], asJson = false): unknown[] | undefined {
     const prepared = this.#prepare(sqlText, parameters.length);
     const { statement, toObjects } = prepared;
-    if (!statement.reader) return undefined;
+    // INSERT … RETURNING reads too, but only the writer may run it.
+    if (!statement.reader || (this.reading && !statement.readonly)) return undefined;
     if (asJson) {
       if (prepared.json === undefined) prepared.json = jsonReader(sqlText, statement);
       try {
@@ -146,6 +166,7 @@ class SqliteConnection implements DatabaseConnection {
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     try {
       const parameters = compiled.parameters as unknown[];
+      if (this.writer !== undefined && !readsOnly(compiled)) return this.writer.executeQuery<R>(compiled);
       const { statement, toObjects } = this.#prepare(compiled.sql, parameters.length);
       if (statement.reader) return Promise.resolve({ rows: toObjects(statement.all(...parameters) as unknown[][]) as R[] });
       const { changes, lastInsertRowid } = statement.run(...parameters);
@@ -162,7 +183,13 @@ class SqliteConnection implements DatabaseConnection {
   async *streamQuery<R>(compiled: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
     if (!SelectQueryNode.is(compiled.query)) throw new Error('SQLite can only stream SELECT queries');
     const { statement, toObjects } = this.#prepare(compiled.sql, compiled.parameters.length);
-    for (const values of statement.iterate(...(compiled.parameters as unknown[]))) {
+    // A reading connection is shared by every caller at once: an open iterator would make their
+    // statements fail ("connection is busy"), so there the rows are read whole first.
+    const rows =
+      this.writer === undefined
+        ? statement.iterate(...(compiled.parameters as unknown[]))
+        : (statement.all(...(compiled.parameters as unknown[])) as unknown[]);
+    for (const values of rows) {
       yield { rows: toObjects([values as unknown[]]) as R[] };
     }
   }
@@ -189,6 +216,8 @@ class SqliteDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    if ((connection as SqliteConnection).reading)
+      throw new Error('A reading SQLite connection takes no transaction: write through transaction() (db/dialect.ts)');
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
@@ -259,8 +288,10 @@ export class CachingSqliteDialect implements Dialect {
   constructor(
     database: Sqlite.Database,
     private readonly queue: ConnectionQueue,
+    /** Makes this a reading connection: its writes, and only they, go to this writer. */
+    writer?: Kysely<any>,
   ) {
-    this.#connection = new SqliteConnection(database);
+    this.#connection = new SqliteConnection(database, writer);
   }
   createDriver(): Driver {
     return new SqliteDriver(this.#connection, this.queue);

@@ -39,6 +39,11 @@ const FASTIFY_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_json: 'The request body is not valid JSON',
 };
 
+/** The 413 of a body over the limit, as Fastify's own would be answered. */
+export function tooLarge(): AppError {
+  return new AppError('payload_too_large', FASTIFY_MESSAGES.payload_too_large!);
+}
+
 /** The 503 of a request turned away because the process has more work than it can finish soon. */
 export function overloaded(retryAfterSeconds: number): AppError {
   return new AppError('unavailable', 'The service is overloaded; retry after the time in Retry-After', {

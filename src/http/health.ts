@@ -60,17 +60,21 @@ export function registerHealth(app: FastifyInstance): void {
     {
       schema: {
         tags: ['Operations'],
-        summary: 'Readiness probe: the database answers',
+        summary: 'Readiness probe: the database answers and a request would be served now',
         security: [],
         response: { 200: Status, 400: MALFORMED, 503: NOT_READY },
       },
     },
     async () => {
+      const retry = { headers: { 'retry-after': String(READY_RETRY_AFTER_SECONDS) } };
       try {
         await app.database.ping();
       } catch {
-        throw new AppError('unavailable', 'The database is not reachable', { headers: { 'retry-after': String(READY_RETRY_AFTER_SECONDS) } });
+        throw new AppError('unavailable', 'The database is not reachable', retry);
       }
+      // Ready means a request sent now would be served, not answered 503 by load shedding.
+      const shedding = app.wouldShed();
+      if (shedding !== null) throw new AppError('unavailable', `The process is overloaded (${shedding.replaceAll('_', ' ')}); requests are being shed`, retry);
       return { status: 'ok' };
     },
   );

@@ -3,19 +3,30 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { DatabaseBusyError } from '../db/connection-queue.js';
-import { errorStatus } from '../errors.js';
-import { errorBody, overloaded } from './error-handler.js';
+import { errorStatus, type AppError } from '../errors.js';
+import { errorBody, overloaded, tooLarge } from './error-handler.js';
 
 // Load shedding: a request the process cannot finish within a second or so is answered 503 with
 // Retry-After at once, before its body is read and before Fastify sees it, rather than left
 // waiting. What is bounded:
 // - requests being handled, and the body bytes they declared (memory and CPU);
-// - the event loop's lag, read as it is now, not only at the last sample (CPU);
+// - the event loop's lag that the process's own work caused, read as it is now, not only at the
+//   last sample (CPU);
 // - the lines for a database connection: new requests are turned away once its oldest waiter
 //   has waited half of MAX_QUEUE_WAIT_MS (writes also once the oldest waiter for a write
 //   connection has waited three quarters of it), and a waiter that reaches it gives up
 //   (db/connection-queue.ts).
+// Lag and the lines say the server is late, not why. On a shared machine a neighbour that takes
+// the cores, or a disk that makes one fsync last 300 ms, makes it late with one request in
+// flight: that is not overload, and shedding would only turn away the one client there is. So
+// lag counts only as far as the process spent CPU on it, and neither lag nor the lines shed
+// while fewer requests are being handled than the database has connections (at least
+// MIN_CONCURRENCY): with so few, no request waits behind another's work for long. (For lag,
+// "being handled" is per turn of the event loop: LoopLag says why.)
 // Shed requests are counted in /metrics and logged at most once a second, never one by one.
+// A body declared larger than the limit is answered 413 here too, after it has been read and
+// dropped: answered at once and the connection closed, a client still sending it would see
+// its write fail (EPIPE) instead of the answer.
 
 export type ShedReason = 'requests_in_flight' | 'body_bytes_in_flight' | 'event_loop_delay' | 'database_queue';
 
@@ -23,23 +34,64 @@ export type ShedReason = 'requests_in_flight' | 'body_bytes_in_flight' | 'event_
 const NEVER_SHED = new Set(['/healthz', '/metrics']);
 
 const SAMPLE_MS = 50;
+/** Samples of lag kept: a loop held by the process's own work sheds for as many samples after (200 ms). */
+const SAMPLES_KEPT = 4;
+
+/** Requests in flight below which lag and the database's lines never shed (or the database's connections, if more). */
+export const MIN_CONCURRENCY = 4;
+
+/** A body declared larger than this is not read to its end before the 413: the connection is closed instead. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** The CPU time this process has used, in ms (every thread: GC's and libuv's too, so it errs towards more). */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
 
 /**
- * The event loop's lag: how late a timer fires. Read between samples, a timer that is overdue
- * counts too, so a loop blocked right now is seen now. Measured from when the app is ready, so
- * the work of starting up is never taken for overload.
+ * The event loop's lag that the process's own work on its traffic caused: how late a timer
+ * fires, counted only as far as the process used CPU meanwhile, and only for turns of the loop
+ * (between two samples) in which it handled at least `floor` requests (those that arrived, and
+ * those in flight when the turn began).
+ * - A loop held by handlers is late by about the CPU they spent; a process that the kernel did
+ *   not run (other processes took the cores) or that waited on a slow fsync is late by as much
+ *   with little CPU spent, and that is not load the server can shed.
+ * - On SQLite a request often runs whole, from its first byte to its answer, within the turn it
+ *   arrives in: a flood shows as many requests in one late turn, never as many in flight. A late
+ *   turn with one or two requests in it is their own cost, which shedding others would not cut.
+ * Read between samples, a timer that is overdue counts too, so a loop blocked right now is seen
+ * now. The highest of the last few samples counts, so a burst of work sheds for a while after.
+ * Measured from when the app is ready, so the work of starting up is never taken for overload.
  */
 class LoopLag {
   #expected = 0;
+  #cpuAt = 0;
+  /** Requests that arrived since the last sample, and those in flight when it was taken. */
+  #arrived = 0;
+  #inFlightAt = 0;
+  /** The last samples' lag, newest last (0 for a turn with fewer requests than the floor). */
+  readonly #samples: number[] = [];
   #lag = 0;
   #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly floor: number,
+    private readonly inFlight: () => number,
+  ) {}
 
   start(): void {
     this.reset();
     this.#timer = setInterval(() => {
       const now = performance.now();
-      this.#lag = Math.max(0, now - this.#expected);
+      const cpu = cpuMs();
+      this.#samples.push(this.#busy() ? Math.min(Math.max(0, now - this.#expected), cpu - this.#cpuAt) : 0);
+      if (this.#samples.length > SAMPLES_KEPT) this.#samples.shift();
+      this.#lag = Math.max(...this.#samples);
       this.#expected = now + SAMPLE_MS;
+      this.#cpuAt = cpu;
+      this.#arrived = 0;
+      this.#inFlightAt = this.inFlight();
     }, SAMPLE_MS);
     this.#timer.unref();
   }
@@ -47,15 +99,31 @@ class LoopLag {
   /** Forgets what was measured so far (the work between ready and listening). */
   reset(): void {
     this.#lag = 0;
+    this.#samples.length = 0;
     this.#expected = performance.now() + SAMPLE_MS;
+    this.#cpuAt = cpuMs();
+    this.#arrived = 0;
+    this.#inFlightAt = this.inFlight();
   }
 
   stop(): void {
     clearInterval(this.#timer);
   }
 
+  /** A request arrived (answered or not). */
+  arrived(): void {
+    this.#arrived++;
+  }
+
+  #busy(): boolean {
+    return this.#arrived + this.#inFlightAt >= this.floor;
+  }
+
   ms(): number {
-    return this.#timer === undefined ? 0 : Math.max(this.#lag, performance.now() - this.#expected);
+    if (this.#timer === undefined) return 0;
+    const overdue = performance.now() - this.#expected;
+    if (overdue <= this.#lag || !this.#busy()) return this.#lag;
+    return Math.max(this.#lag, Math.min(overdue, cpuMs() - this.#cpuAt));
   }
 }
 
@@ -88,11 +156,10 @@ class ShedLog {
   }
 }
 
-/** The body bytes a request declares; a chunked body may be as large as the limit. */
-function declaredBytes(request: IncomingMessage, bodyLimit: number): number {
+/** The body length a request declares in Content-Length; -1 when it declares none. */
+function declaredLength(request: IncomingMessage): number {
   const length = request.headers['content-length'];
-  if (length !== undefined) return Math.min(Number(length) || 0, bodyLimit);
-  return request.headers['transfer-encoding'] === undefined ? 0 : bodyLimit;
+  return length === undefined ? -1 : Number(length) || 0;
 }
 
 /** The path of a raw request's URL, without its query and trailing slash (as the router ignores it). */
@@ -100,6 +167,26 @@ function pathOf(url: string | undefined): string {
   const end = url === undefined ? 0 : url.indexOf('?');
   const path = url === undefined ? '' : end < 0 ? url : url.slice(0, end);
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+/** Answers `error` in the error shape, outside Fastify. */
+function answer(response: ServerResponse, error: AppError, requestId: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(errorBody(error.code, error.message, requestId));
+  response.writeHead(errorStatus(error.code), {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    ...error.headers,
+    ...headers,
+  });
+  response.end(body);
+}
+
+/** 413 for a body declared over the limit, once it has been read and dropped (see the top). */
+function refuseBody(request: IncomingMessage, response: ServerResponse, declared: number, newRequestId: () => string): void {
+  if (declared > DRAIN_LIMIT_BYTES) return answer(response, tooLarge(), newRequestId(), { connection: 'close' });
+  request.once('end', () => answer(response, tooLarge(), newRequestId()));
+  request.resume();
 }
 
 /**
@@ -112,8 +199,9 @@ function pathOf(url: string | undefined): string {
 export function registerLoadShedding(app: FastifyInstance, config: Config, registry: Registry, newRequestId: () => string): void {
   const limits = config.loadShedding;
   const log = new ShedLog(app, registry);
-  const lag = new LoopLag();
+  const floor = Math.max(MIN_CONCURRENCY, app.database.connections);
   let requests = 0;
+  const lag = new LoopLag(floor, () => requests);
   let bytes = 0;
   app.decorateRequest('shed', false);
   new Gauge({
@@ -131,38 +219,40 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
     app.addHook('onClose', async () => lag.stop());
   }
 
-  const overloadedBy = (size: number, writes: boolean): ShedReason | null => {
-    if (requests >= limits.maxRequestsInFlight) return 'requests_in_flight';
+  /** Why a request arriving beside `others` being handled would be shed, if it would. */
+  const overloadedBy = (others: number, size: number, writes: boolean): ShedReason | null => {
+    if (others >= limits.maxRequestsInFlight) return 'requests_in_flight';
     if (bytes > 0 && bytes + size > limits.maxBodyBytesInFlight) return 'body_bytes_in_flight';
     if (limits.maxEventLoopDelayMs > 0 && lag.ms() > limits.maxEventLoopDelayMs) return 'event_loop_delay';
+    if (others < floor) return null;
     // Reads wait for a connection, and are turned away once its line is half as old as a waiter
-    // may get. Write transactions on PostgreSQL have connections of their own, whose line a
-    // client's concurrent batches fill by themselves (they queue behind each other for the
-    // shop's ids): they are turned away once its oldest waiter is about to give up.
+    // may get. Write transactions have connections of their own, whose line a client's
+    // concurrent batches fill by themselves (they queue behind each other for the shop's ids):
+    // they are turned away once its oldest waiter is about to give up. On SQLite reads have a
+    // connection of their own that never waits for the writer (db/connect.ts).
     const { reads, writes: writeLine } = app.database.lines;
     if (reads.oldestWaitMs() > limits.maxQueueWaitMs / 2) return 'database_queue';
     if (writes && writeLine.oldestWaitMs() > (limits.maxQueueWaitMs * 3) / 4) return 'database_queue';
     return null;
   };
+  // /readyz asks whether a request arriving now would be served, beside every other one but itself.
+  app.decorate('wouldShed', () => overloadedBy(requests - 1, 0, false));
 
   const unavailable = overloaded(limits.retryAfterSeconds);
-  const status = errorStatus(unavailable.code);
-  /** Whether the request may go on to Fastify; if not, it was answered 503. */
+  /** Whether the request may go on to Fastify; if not, it was answered (413 or 503). */
   const admit = (request: IncomingMessage, response: ServerResponse): boolean => {
     if (NEVER_SHED.has(pathOf(request.url))) return true;
-    const size = declaredBytes(request, config.bodyLimitBytes);
-    const reason = overloadedBy(size, request.method !== 'GET' && request.method !== 'HEAD');
+    lag.arrived();
+    const declared = declaredLength(request);
+    if (declared > config.bodyLimitBytes) {
+      refuseBody(request, response, declared, newRequestId);
+      return false;
+    }
+    const size = declared >= 0 ? declared : request.headers['transfer-encoding'] === undefined ? 0 : config.bodyLimitBytes;
+    const reason = overloadedBy(requests, size, request.method !== 'GET' && request.method !== 'HEAD');
     if (reason !== null) {
       log.record(reason);
-      const requestId = newRequestId();
-      const body = JSON.stringify(errorBody(unavailable.code, unavailable.message, requestId));
-      response.writeHead(status, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
-        'x-request-id': requestId,
-        ...unavailable.headers,
-      });
-      response.end(body);
+      answer(response, unavailable, newRequestId());
       return false;
     }
     requests++;
@@ -197,5 +287,9 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Answered 503 because the database's line was too long: not worth a line in the log each. */
     shed: boolean;
+  }
+  interface FastifyInstance {
+    /** Why a request arriving now would be answered 503, or null when it would be served. */
+    wouldShed(): ShedReason | null;
   }
 }

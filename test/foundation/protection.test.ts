@@ -5,6 +5,8 @@ import { loadConfig } from '../../src/config.js';
 import { connect } from '../../src/db/connect.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
+import { connectRaw, type RawConnection } from '../helpers/raw-http.js';
+import { MIN_CONCURRENCY } from '../../src/http/overload.js';
 
 const WINDOW_MS = 60_000;
 
@@ -103,6 +105,15 @@ describe.runIf(redisUp)(`rate limit shared through Redis (${TEST_DIALECT})`, () 
   });
 });
 
+/** A request whose headers have arrived and whose body never does: in flight until closed. */
+async function stalledRequest(port: number, token: string): Promise<RawConnection> {
+  const connection = await connectRaw(port);
+  connection.socket.write(
+    `PATCH ${API}/shop HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+  );
+  return connection;
+}
+
 /** Blocks the event loop, as a CPU-bound request would. */
 function busyWait(ms: number): void {
   const end = Date.now() + ms;
@@ -116,6 +127,14 @@ describe(`load shedding (${TEST_DIALECT})`, () => {
       // Shedding works on the server's own requests, before Fastify: over a socket, not inject.
       const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
       const get = () => fetch(`${base}${API}/shop`, { headers: { authorization: `Bearer ${t.token}` } });
+      // Alone, a request is served however late the loop is: lag sheds only beside as many
+      // requests in flight as MIN_CONCURRENCY.
+      busyWait(300);
+      const alone = await get();
+      expect(alone.status).toBe(200);
+      await alone.arrayBuffer();
+      const port = Number(new URL(base).port);
+      const held = await Promise.all(Array.from({ length: MIN_CONCURRENCY }, () => stalledRequest(port, t.token)));
       // The lag is sampled on a timer; block the loop until a sample has seen it.
       let res = await get();
       for (let attempt = 0; attempt < 30 && res.status !== 503; attempt++) {
@@ -130,6 +149,7 @@ describe(`load shedding (${TEST_DIALECT})`, () => {
       expect(res.headers.get('retry-after')).toBe('7');
       expect(res.headers.get('x-request-id')).toBe(body.error.request_id);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      for (const connection of held) connection.socket.destroy();
     } finally {
       await t.close();
     }

@@ -70,7 +70,8 @@ export async function setup(options: SetupOptions = {}): Promise<TestContext> {
       ...options.config,
     },
   );
-  const database = connect(testDb.url);
+  // As `loyalty serve` connects (cli/serve.ts): on SQLite, reads through a connection of their own.
+  const database = connect(testDb.url, { readConnection: true });
   await migrateToLatest(database.db);
   const app = await buildApp(config, {
     database,

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireLots, sweepExpiredLots } from '../../src/ledger/expiry.js';
+import { transaction } from '../../src/db/dialect.js';
 import { API, DAY, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { createCustomers, expectConsistentLedger, loyalty, postBatch, postEvent } from './fixtures.js';
@@ -191,7 +192,7 @@ describe(`stored balances: the sweep works in bounded transactions (${TEST_DIALE
     const before = await customer(t, 1);
     expect(before).toMatchObject({ points_balance: 0, credits_balance: 0, next_expiry: null });
 
-    const once = await t.database.db.transaction().execute((trx) => expireLots(trx, t.shop.id, [1, 2, 3], t.clock.now, 60));
+    const once = await transaction(t.database.db, (trx) => expireLots(trx, t.shop.id, [1, 2, 3], t.clock.now, 60));
     expect(once).toBe(60);
     // The balances shown were exact before; the sweep's write moves updated_at (docs/pagination.md).
     expect(await customer(t, 1)).toEqual({ ...before, updated_at: new Date(t.clock.now).toISOString() });
