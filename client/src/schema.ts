@@ -1264,7 +1264,7 @@ export interface paths {
         };
         /**
          * The shopper's redemptions
-         * @description With their codes, newest last, with cursor or offset pagination.
+         * @description The customer's own redemptions with their codes, status and expiry, so a code is never lost: cursor or offset pagination, oldest first; `sort[order_direction]=desc` (offset mode) for the newest first, as the panel shows them.
          */
         get: operations["getStorefrontMeRedemptions"];
         put?: never;
@@ -2793,6 +2793,11 @@ export interface components {
             shop: {
                 /** @example Acme */
                 name: string;
+                /**
+                 * @description The shop's ISO 4217 currency, where it has one set
+                 * @example EUR
+                 */
+                currency: string | null;
             };
             /** @description The enabled earning rules */
             earning_rules: {

@@ -111,7 +111,9 @@ export function registerSpendRoutes(server: FastifyInstance): void {
       schema: {
         ...STOREFRONT_ROUTE,
         summary: "The shopper's redemptions",
-        description: 'With their codes, newest last, with cursor or offset pagination.',
+        description:
+          "The customer's own redemptions with their codes, status and expiry, so a code is never lost: cursor or offset pagination, " +
+          'oldest first; `sort[order_direction]=desc` (offset mode) for the newest first, as the panel shows them.',
         querystring: ListQuery([]),
         response: { 200: ListEnvelope(Redemption), ...storefrontErrors('list') },
       },
