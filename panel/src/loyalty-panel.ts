@@ -36,7 +36,7 @@ export class LoyaltyPanel extends HTMLElement {
     this.#root.addEventListener('click', (event) => this.#clicked(event));
     this.#root.addEventListener('submit', (event) => this.#submitted(event));
     // Escape closes the confirmation: nothing is spent. `cancel` does not bubble, so it is caught on the way down.
-    this.#root.addEventListener('cancel', () => this.#set({ confirm: null }), true);
+    this.#root.addEventListener('cancel', () => this.#cancel(), true);
   }
 
   /** The merchant's replacements for any of the panel's strings, by key (panel/src/i18n/en.ts). */
@@ -170,11 +170,16 @@ export class LoyaltyPanel extends HTMLElement {
     } else if (action === 'confirm') {
       void this.#redeem(id);
     } else if (action === 'cancel') {
-      this.#focus = `[data-action=redeem][data-id="${this.#state.confirm}"]`;
-      this.#set({ confirm: null });
+      this.#cancel();
     } else if (action === 'copy') {
       void this.#copy(button.dataset.text ?? '');
     }
+  }
+
+  /** The confirmation closed without spending: the focus goes back to the reward's button. */
+  #cancel(): void {
+    this.#focus = `[data-action=redeem][data-id="${this.#state.confirm}"]`;
+    this.#set({ confirm: null });
   }
 
   #submitted(event: Event): void {
