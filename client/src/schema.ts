@@ -1264,7 +1264,7 @@ export interface paths {
         };
         /**
          * The shopper's redemptions
-         * @description The customer's own redemptions with their codes, status and expiry, so a code is never lost: cursor or offset pagination, oldest first; `sort[order_direction]=desc` (offset mode) for the newest first, as the panel shows them.
+         * @description With their codes, oldest first, with cursor or offset pagination; `sort[order_direction]=desc` for the newest first.
          */
         get: operations["getStorefrontMeRedemptions"];
         put?: never;
@@ -2794,7 +2794,7 @@ export interface components {
                 /** @example Acme */
                 name: string;
                 /**
-                 * @description The shop's ISO 4217 currency, where it has one set
+                 * @description The shop's currency, if set
                  * @example EUR
                  */
                 currency: string | null;

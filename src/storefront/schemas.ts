@@ -74,7 +74,7 @@ export const Programme = Type.Object(
   {
     shop: Type.Object({
       name: Type.String({ examples: ['Acme'] }),
-      currency: Nullable(Type.String({ description: "The shop's ISO 4217 currency, where it has one set", examples: ['EUR'] })),
+      currency: Nullable(Type.String({ description: "The shop's currency, if set", examples: ['EUR'] })),
     }),
     earning_rules: Type.Array(
       Type.Object({

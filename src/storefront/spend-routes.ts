@@ -111,9 +111,7 @@ export function registerSpendRoutes(server: FastifyInstance): void {
       schema: {
         ...STOREFRONT_ROUTE,
         summary: "The shopper's redemptions",
-        description:
-          "The customer's own redemptions with their codes, status and expiry, so a code is never lost: cursor or offset pagination, " +
-          'oldest first; `sort[order_direction]=desc` (offset mode) for the newest first, as the panel shows them.',
+        description: 'With their codes, oldest first, with cursor or offset pagination; `sort[order_direction]=desc` for the newest first.',
         querystring: ListQuery([]),
         response: { 200: ListEnvelope(Redemption), ...storefrontErrors('list') },
       },
