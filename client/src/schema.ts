@@ -1264,7 +1264,7 @@ export interface paths {
         };
         /**
          * The shopper's redemptions
-         * @description With their codes, newest last, with cursor or offset pagination.
+         * @description With their codes, oldest first, with cursor or offset pagination; `sort[order_direction]=desc` for the newest first.
          */
         get: operations["getStorefrontMeRedemptions"];
         put?: never;
@@ -2793,6 +2793,11 @@ export interface components {
             shop: {
                 /** @example Acme */
                 name: string;
+                /**
+                 * @description The shop's currency, if set
+                 * @example EUR
+                 */
+                currency: string | null;
             };
             /** @description The enabled earning rules */
             earning_rules: {

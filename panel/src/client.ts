@@ -3,24 +3,29 @@
 // one from `token-url` fetched once when the one held is refused (it expired).
 import { createStorefrontClient, type StorefrontClient } from '../../client/src/storefront.js';
 import { LoyaltyApiError } from '../../client/src/errors.js';
+import type { Key } from './i18n/index.js';
 
-const WORDS: Record<string, string> = {
-  insufficient_balance: 'You do not have enough points for this reward yet.',
-  redemption_limit_reached: 'You have already redeemed this reward as many times as it allows.',
-  reward_disabled: 'This reward is not available any more.',
-  reward_out_of_codes: 'This reward has run out of codes. Please try again later.',
-  rate_limited: 'Too many requests. Please wait a moment and try again.',
-  unauthorized: 'Your session has expired. Please reload the page to sign in again.',
-  unavailable: 'The loyalty service is busy. Please try again in a moment.',
-  network: 'The loyalty service could not be reached. Check your connection and try again.',
+const ERROR_WORDS: Record<string, Key> = {
+  insufficient_balance: 'err_insufficient',
+  redemption_limit_reached: 'err_limit',
+  reward_disabled: 'err_disabled',
+  reward_out_of_codes: 'err_out_of_codes',
+  birthday_already_set: 'err_birthday_set',
+  validation_failed: 'err_invalid',
+  invalid_parameter: 'err_invalid',
+  rate_limited: 'err_rate',
+  unauthorized: 'err_session',
+  unavailable: 'err_busy',
+  request_timeout: 'err_busy',
+  internal_error: 'err_busy',
+  network_error: 'err_network',
+  unexpected_response: 'err_busy',
 };
 
-/** A refusal in words a shopper understands; the API's own message when no better one is known. */
-export function inWords(error: unknown): string {
-  if (!(error instanceof LoyaltyApiError)) return WORDS.network!;
-  if (error.code === 'network_error') return WORDS.network!;
-  if (error.code === 'unexpected_response') return WORDS.unavailable!;
-  return WORDS[error.code] ?? error.message;
+/** A refusal in words a shopper understands, in their language; never the API's own text. */
+export function inWords(error: unknown): Key {
+  if (!(error instanceof LoyaltyApiError)) return 'err_network';
+  return ERROR_WORDS[error.code] ?? 'err_other';
 }
 
 export interface ClientOptions {

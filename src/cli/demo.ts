@@ -50,7 +50,7 @@ const REWARDS = [
 ];
 const RULES = [
   { kind: 'signup', points_amount: 100 },
-  { kind: 'order', points_per_unit: 1, unit_amount: 1 },
+  { kind: 'order', points_per_unit: 1, unit_amount: 1, currency: 'EUR' },
 ];
 const TIERS = [
   { name: 'Bronze', points_threshold: 0 },

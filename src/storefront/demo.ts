@@ -14,23 +14,28 @@ export async function makeDemoStorefront(db: DB, config: Config, shopId: number,
   await db.updateTable('shops').set({ demo: 1 }).where('id', '=', shopId).execute();
 }
 
-/** The demo shop's key and the customer the demo page shows (the one with most points); undefined once the shop is gone. */
-export async function demoStorefront(db: DB): Promise<{ key: { publishable_key: string; secret: string }; remoteId: number } | undefined> {
-  const shop = await db.selectFrom('shops').select('id').where('demo', '=', 1).orderBy('id').limit(1).executeTakeFirst();
+export interface DemoStorefront {
+  shopName: string;
+  key: { publishable_key: string; secret: string };
+  remoteId: number;
+  firstName: string | null;
+}
+
+/**
+ * The demo shop's key and the customer the demo page shows: `remoteId` while it is one of the
+ * shop's customers (the browser keeps it in a cookie, so a reload shows the same shopper), else
+ * the one with most points. Undefined once the shop is gone.
+ */
+export async function demoStorefront(db: DB, remoteId?: number): Promise<DemoStorefront | undefined> {
+  const shop = await db.selectFrom('shops').select(['id', 'name']).where('demo', '=', 1).orderBy('id').limit(1).executeTakeFirst();
   if (shop === undefined) return undefined;
   const shopId = Number(shop.id);
-  const [key, customer] = await Promise.all([
+  const customers = db.selectFrom('customers').select(['remote_id', 'first_name']).where('shop_id', '=', shopId).where('remote_id', '>', 0);
+  const [key, kept] = await Promise.all([
     newestKey(db, shopId),
-    db
-      .selectFrom('customers')
-      .select('remote_id')
-      .where('shop_id', '=', shopId)
-      .where('remote_id', '>', 0)
-      .orderBy('points_balance', 'desc')
-      .orderBy('remote_id')
-      .limit(1)
-      .executeTakeFirst(),
+    remoteId === undefined ? undefined : customers.where('remote_id', '=', remoteId).executeTakeFirst(),
   ]);
+  const customer = kept ?? (await customers.orderBy('points_balance', 'desc').orderBy('remote_id').limit(1).executeTakeFirst());
   if (key === undefined || customer === undefined) return undefined;
-  return { key, remoteId: Number(customer.remote_id) };
+  return { shopName: shop.name, key, remoteId: Number(customer.remote_id), firstName: customer.first_name };
 }

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../errors.js';
 import { signCustomerToken } from './customer-tokens.js';
-import { demoStorefront } from './demo.js';
+import { demoStorefront, type DemoStorefront } from './demo.js';
 
 // The panel (<loyalty-panel>, panel/src/), built by `npm run build` into dist/panel, served as
 // one ES module; and the demo page that hosts it for the demo shop's customer.
@@ -20,19 +20,33 @@ function packageRoot(): string {
 
 export const PANEL_BUNDLE = path.join(packageRoot(), 'dist', 'panel', 'loyalty.js');
 
-function demoPage(publishableKey: string): string {
+const esc = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function demoPage(demo: DemoStorefront): string {
+  const hello = demo.firstName === null ? 'Welcome back' : `Welcome back, ${esc(demo.firstName)}`;
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Loyalty panel demo</title>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Your rewards · ${esc(demo.shopName)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}</style></head>
 <body>
-<h1>Your rewards</h1>
-<p>The <code>&lt;loyalty-panel&gt;</code> web component, signed in as the demo shop's customer with the most points.</p>
-<loyalty-panel api-base="" publishable-key="${publishableKey}" token-url="/storefront/demo/token"></loyalty-panel>
+<h1>Your rewards at ${esc(demo.shopName)}</h1>
+<p>${hello}. Earn points with every order, then spend them on the rewards below.</p>
+<loyalty-panel api-base="" publishable-key="${demo.key.publishable_key}" token-url="/storefront/demo/token"></loyalty-panel>
 <script type="module" src="/storefront/loyalty.js"></script>
 </body>
 </html>
 `;
+}
+
+/** The demo customer a browser was shown first, kept in a cookie so that a reload shows the same one. */
+const DEMO_COOKIE = 'loyalty_demo_customer';
+
+async function demoFor(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, path: string): Promise<DemoStorefront> {
+  const kept = new RegExp(`(?:^|;\\s*)${DEMO_COOKIE}=(\\d{1,15})(?:;|$)`).exec(request.headers.cookie ?? '')?.[1];
+  const demo = await demoStorefront(app.db, kept === undefined ? undefined : Number(kept));
+  if (demo === undefined) throw notFound('page', path);
+  reply.header('set-cookie', `${DEMO_COOKIE}=${demo.remoteId}; Path=/storefront/demo; HttpOnly; SameSite=Lax`);
+  return demo;
 }
 
 export function registerPanelRoutes(app: FastifyInstance): void {
@@ -43,15 +57,13 @@ export function registerPanelRoutes(app: FastifyInstance): void {
     return reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').send(bundle);
   });
 
-  app.get('/storefront/demo', { schema: { hide: true } }, async (_request, reply) => {
-    const demo = await demoStorefront(app.db);
-    if (demo === undefined) throw notFound('page', '/storefront/demo');
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(demoPage(demo.key.publishable_key));
+  app.get('/storefront/demo', { schema: { hide: true } }, async (request, reply) => {
+    const demo = await demoFor(app, request, reply, '/storefront/demo');
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(demoPage(demo));
   });
 
-  app.get('/storefront/demo/token', { schema: { hide: true } }, async (_request, reply) => {
-    const demo = await demoStorefront(app.db);
-    if (demo === undefined) throw notFound('page', '/storefront/demo/token');
+  app.get('/storefront/demo/token', { schema: { hide: true } }, async (request, reply) => {
+    const demo = await demoFor(app, request, reply, '/storefront/demo/token');
     const { token } = await signCustomerToken(demo.key, demo.remoteId, app.clock(), DEMO_TOKEN_TTL_SECONDS);
     return reply.header('cache-control', 'no-store').send({ token });
   });

@@ -16,7 +16,7 @@ import { storefrontErrors, STOREFRONT_TAG } from './scope.js';
 
 const hundredths = (value: number | null) => (value === null ? null : Number(value) / 100);
 
-async function programmeOf(db: DB, shop: { id: number; name: string }, now: number): Promise<Static<typeof Programme>> {
+async function programmeOf(db: DB, shop: { id: number; name: string; currency: string | null }, now: number): Promise<Static<typeof Programme>> {
   const [rules, rewards, tiers, campaigns] = await Promise.all([
     db
       .selectFrom('earning_rules')
@@ -37,7 +37,7 @@ async function programmeOf(db: DB, shop: { id: number; name: string }, now: numb
     campaignsAhead(db, shop.id, now),
   ]);
   return {
-    shop: { name: shop.name },
+    shop: { name: shop.name, currency: shop.currency },
     earning_rules: rules.map((r) => ({
       kind: r.kind,
       points_per_unit: r.points_per_unit === null ? null : Number(r.points_per_unit),

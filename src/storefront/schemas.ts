@@ -72,7 +72,10 @@ const Nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof 
 
 export const Programme = Type.Object(
   {
-    shop: Type.Object({ name: Type.String({ examples: ['Acme'] }) }),
+    shop: Type.Object({
+      name: Type.String({ examples: ['Acme'] }),
+      currency: Nullable(Type.String({ description: "The shop's currency, if set", examples: ['EUR'] })),
+    }),
     earning_rules: Type.Array(
       Type.Object({
         kind: Type.String({ examples: ['order'] }),

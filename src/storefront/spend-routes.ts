@@ -111,7 +111,7 @@ export function registerSpendRoutes(server: FastifyInstance): void {
       schema: {
         ...STOREFRONT_ROUTE,
         summary: "The shopper's redemptions",
-        description: 'With their codes, newest last, with cursor or offset pagination.',
+        description: 'With their codes, oldest first, with cursor or offset pagination; `sort[order_direction]=desc` for the newest first.',
         querystring: ListQuery([]),
         response: { 200: ListEnvelope(Redemption), ...storefrontErrors('list') },
       },

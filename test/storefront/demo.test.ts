@@ -1,13 +1,15 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { TEST_DIALECT } from '../helpers/database.js';
+import { describeInBrowser, launchBrowser, seriousA11yViolations } from '../helpers/browser.js';
 import { freshDatabase, start } from '../helpers/server.js';
 import { loyalty } from '../ledger/fixtures.js';
 
 // `npm start` on an empty database prints the URL of /storefront/demo, which hosts the panel
-// for a demo customer while the demo shop exists.
+// for a demo customer while the demo shop exists: a page for shoppers, showing the same shopper
+// on every reload.
 
-describe(`the panel's demo page (${TEST_DIALECT})`, () => {
-  it('is printed on a fresh database, signs in a demo customer with points, and is gone with the demo shop', async () => {
+describeInBrowser(`the panel's demo page (${TEST_DIALECT})`, () => {
+  it('is printed on a fresh database, speaks to shoppers, keeps its shopper on reload, and is gone with the demo shop', async () => {
     const url = await freshDatabase();
     const server = await start(url, { LOYALTY_BOOTSTRAP: 'true' }, { capture: true });
     let stdout = server.output().stdout;
@@ -17,6 +19,14 @@ describe(`the panel's demo page (${TEST_DIALECT})`, () => {
     }
     const demo = /^Shopper's loyalty panel \(demo customer\): (\S+)$/m.exec(stdout)?.[1];
     expect(demo, stdout).toBe(`${server.url}/storefront/demo`);
+    const merchantToken = /shown only this once:\n\n {2}(\S+)\n/.exec(stdout)?.[1];
+    expect(merchantToken, stdout).toBeDefined();
+    const merchant = (path: string, body?: unknown) =>
+      fetch(`${server.url}/merchant_api/v1${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${merchantToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
 
     const page = await fetch(demo!);
     expect(page.status).toBe(200);
@@ -36,6 +46,40 @@ describe(`the panel's demo page (${TEST_DIALECT})`, () => {
       data: unknown[];
     };
     expect(rewards.data.length).toBeGreaterThan(0);
+
+    const browser = await launchBrowser();
+    try {
+      const tab = await (await browser.newContext({ locale: 'en-US' })).newPage();
+      await tab.goto(demo!);
+      const heading = await tab.getByRole('heading', { level: 1 }).textContent();
+      const shop = ((await (await merchant('/shop')).json()) as { data: { name: string } }).data.name;
+      expect(heading).toBe(`Your rewards at ${shop}`);
+      const body = await tab.locator('body > p').textContent();
+      expect(body).toMatch(/^Welcome back, \w+\. Earn points with every order/);
+      expect(body).not.toMatch(/web component|loyalty-panel|demo customer/i);
+      const balance = tab.locator('loyalty-panel').locator('[part=balance]');
+      await expect.poll(() => balance.count(), { timeout: 15_000 }).toBe(1);
+      const shown = await balance.textContent();
+      expect(await seriousA11yViolations(tab)).toEqual([]);
+
+      // Another customer becomes the richest: a reload still shows the same shopper.
+      const customers = ((await (await merchant('/customers?pagination[per_page]=250')).json()) as { data: { remote_id: number; points_balance: number }[] })
+        .data;
+      const richest = customers.reduce((a, b) => (b.points_balance > a.points_balance ? b : a));
+      const other = customers.find((c) => c.remote_id !== richest.remote_id)!;
+      const grant = await merchant('/points_events', {
+        customer_identifier: String(other.remote_id),
+        source: 'manual',
+        points_amount: richest.points_balance + 1000,
+      });
+      expect(grant.status).toBe(201);
+      await tab.reload();
+      await expect.poll(() => balance.count(), { timeout: 15_000 }).toBe(1);
+      expect(await balance.textContent()).toBe(shown);
+      expect(await tab.locator('body > p').textContent()).toBe(body);
+    } finally {
+      await browser.close();
+    }
 
     expect((await loyalty(url, 'shops', 'delete', '--shop', '1', '--yes')).code).toBe(0);
     expect((await fetch(demo!)).status).toBe(404);

@@ -84,7 +84,7 @@ describe(`the public programme and CORS (${TEST_DIALECT})`, () => {
     const res = await t.app.inject({ method: 'GET', url: `${STOREFRONT}/programme`, headers: { 'x-publishable-key': key.publishable_key } });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().data).toEqual({
-      shop: { name: 'Test shop' },
+      shop: { name: 'Test shop', currency: null },
       earning_rules: [
         { kind: 'signup', points_per_unit: null, unit_amount: null, min_order_total: null, currency: null, points_amount: 100, credits_amount: null },
       ],

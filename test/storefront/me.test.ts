@@ -199,3 +199,45 @@ describe(`the shopper's account, as the merchant's record shows it (${TEST_DIALE
     }
   });
 });
+
+describe(`the shopper's redemptions (${TEST_DIALECT})`, () => {
+  const shop = shopper(2);
+
+  it('lists only their own, with code and expiry, in both pagination modes, newest first on request', async () => {
+    const { t, key } = shop;
+    expect(
+      (
+        await postBatch(
+          t,
+          [1, 2].map((id) => ({ customer_identifier: String(id), source: 'manual', points_amount: 1000 })),
+        )
+      ).statusCode,
+    ).toBe(201);
+    const reward = (await t.request('POST', `${API}/rewards`, { body: { kind: 'free_shipping', name: 'Ship', points_price: 100, code_valid_days: 7 } })).json()
+      .data;
+    const redeem = (customer: string) => t.request('POST', `${API}/redemptions`, { body: { reward_id: reward.id, customer_identifier: customer } });
+    const mine: { id: number; code: string }[] = [];
+    for (const customer of ['1', '2', '1', '1']) {
+      const res = await redeem(customer);
+      expect(res.statusCode, res.body).toBe(201);
+      if (customer === '1') mine.push(res.json().data);
+    }
+    const token = await customerToken(t, key);
+    const list = (query: string) => asCustomer(t, 'GET', `/me/redemptions?${query}`, token);
+
+    const cursor = await list('pagination[limit]=2');
+    expect(cursor.statusCode).toBe(200);
+    expect(cursor.json().data.map((r: { id: number }) => r.id)).toEqual(mine.slice(0, 2).map((r) => r.id));
+    expect(cursor.json().links).toEqual({ since_id: 0, limit: 2, next_since_id: mine[1]!.id });
+    const rest = (await list(`pagination[since_id]=${mine[1]!.id}&pagination[limit]=2`)).json();
+    expect(rest.data.map((r: { id: number }) => r.id)).toEqual([mine[2]!.id]);
+    expect(rest.links.next_since_id).toBeNull();
+
+    const newest = (await list('pagination[per_page]=2&sort[order_direction]=desc')).json();
+    expect(newest.data.map((r: { code: string }) => r.code)).toEqual([mine[2]!.code, mine[1]!.code]);
+    expect(newest.data[0].expires_at).toBe(new Date(START + 7 * DAY).toISOString());
+    expect(newest.data[0].customer.remote_id).toBe(1);
+    expect(newest.links.next).toMatch(/pagination%5Bpage%5D=2|pagination\[page\]=2/);
+    expect((await list('pagination[per_page]=0')).statusCode).toBe(400);
+  });
+});
