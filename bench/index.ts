@@ -2,6 +2,7 @@ import { history } from './history.js';
 import { imports } from './imports.js';
 import { ledger } from './ledger.js';
 import { lists } from './lists.js';
+import { neighbour } from './neighbour.js';
 import { orders } from './orders.js';
 import { overload } from './overload.js';
 import { redemptions } from './redemptions.js';
@@ -20,6 +21,7 @@ export const benchmarks: Record<string, Benchmark> = {
   import: imports,
   ledger,
   lists,
+  neighbour,
   orders,
   overload,
   redemptions,

@@ -25,7 +25,7 @@ const WITHIN_MS = 2000;
 const DIALECTS = ['sqlite', 'postgres'] as const;
 type Dialect = (typeof DIALECTS)[number];
 
-interface Sample {
+export interface Sample {
   kind: 'list' | 'batch';
   status: number;
   ms: number;
@@ -42,14 +42,15 @@ function batchBody(n: number): string {
 }
 
 /** `connections` clients, each sending its next request when it has an answer, for `seconds`. */
-async function load(url: string, token: string, connections: number, seconds: number): Promise<Sample[]> {
+export async function load(url: string, token: string, connections: number, seconds: number): Promise<Sample[]> {
   const pool = new Pool(url, { connections, pipelining: 1, headersTimeout: GIVE_UP_MS, bodyTimeout: GIVE_UP_MS, keepAliveTimeout: 60_000 });
   const bodies = Array.from({ length: 50 }, (_, n) => batchBody(n));
   const samples: Sample[] = [];
   const until = performance.now() + seconds * 1000;
   const client = async (c: number) => {
     for (let n = 0; performance.now() < until; n++) {
-      const kind = c % 5 === 4 ? 'batch' : 'list';
+      // One client in five posts batches; a client alone posts every fifth request.
+      const kind = (connections === 1 ? n : c) % 5 === 4 ? 'batch' : 'list';
       const started = performance.now();
       let status = 0;
       try {
@@ -81,16 +82,17 @@ async function load(url: string, token: string, connections: number, seconds: nu
   return samples;
 }
 
-function percentile(values: number[], p: number): number {
+export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-const served = (samples: Sample[], kind: Sample['kind']) => samples.filter((s) => s.kind === kind && s.status !== 0 && s.status !== 503).map((s) => s.ms);
+export const served = (samples: Sample[], kind: Sample['kind']) =>
+  samples.filter((s) => s.kind === kind && s.status !== 0 && s.status !== 503).map((s) => s.ms);
 
 /** A shop, its token and CUSTOMERS customers. */
-async function seed(url: string): Promise<string> {
+export async function seed(url: string): Promise<string> {
   const database = connect(url);
   try {
     return (await benchShop(database, CUSTOMERS, Date.now())).token;

@@ -70,6 +70,8 @@ export interface Config {
   readonly bootstrap: boolean;
   /** Processes that serve on the port (node:cluster); 1 serves in this process alone. */
   readonly workers: number;
+  /** A worker that has not listened this long after it was started is taken as failed: the server stops. */
+  readonly workerStartTimeoutMs: number;
   /** Serve the merchant console at /console. */
   readonly console: boolean;
 }
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),
     workers: parseWorkers(str(env, 'WORKERS') ?? '1'),
+    workerStartTimeoutMs: int(env, 'WORKER_START_TIMEOUT_MS', 60_000, 100),
     console: bool(env, 'CONSOLE', true),
     ...overrides,
   };

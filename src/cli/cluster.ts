@@ -74,7 +74,20 @@ export async function servePrimary(config: Config): Promise<void> {
 
   process.on('SIGTERM', () => stopAll('SIGTERM'));
   process.on('SIGINT', () => stopAll('SIGINT'));
-  for (let i = 0; i < config.workers; i++) cluster.fork();
+  for (let i = 0; i < config.workers; i++) {
+    const worker = cluster.fork();
+    // A worker that hangs while starting (a database that never answers, a lock never released)
+    // would leave the command waiting forever: past the bound it says so and stops, exit 1.
+    setTimeout(() => {
+      if (listened.has(worker) || stopping || worker.isDead()) return;
+      log.error(
+        { pid: worker.process.pid, seconds: config.workerStartTimeoutMs / 1000 },
+        'a worker did not listen in time (WORKER_START_TIMEOUT_MS); stopping',
+      );
+      failed = true;
+      stopAll('a worker did not start in time');
+    }, config.workerStartTimeoutMs).unref();
+  }
   log.info({ workers: config.workers, port: config.port }, 'serving with workers');
   if (config.rateLimit.redisUrl === null)
     log.warn({ workers: config.workers }, 'each worker counts RATE_LIMIT_MAX on its own: set REDIS_URL to share one count per shop');

@@ -1,6 +1,7 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteScope } from '../shops/scopes.js';
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { notFound } from '../errors.js';
 import { ListEnvelope } from '../http/pagination.js';
 import { errorResponses, notFoundError } from '../http/schemas.js';
@@ -18,8 +19,8 @@ export const CustomerParams = Type.Object({
 });
 
 /** The customer the path's customer_identifier names; not_found when the shop has none. */
-export async function pathCustomer(request: FastifyRequest): Promise<CustomerRow> {
-  const { customer_identifier } = request.params as { customer_identifier: string };
+export async function pathCustomer(request: FastifyRequest & { params: Static<typeof CustomerParams> }): Promise<CustomerRow> {
+  const { customer_identifier } = request.params;
   const customer = await findCustomer(request.db, request.shop.id, customer_identifier);
   if (customer === undefined) throw notFound('customer', customer_identifier);
   return customer;
@@ -35,15 +36,15 @@ export interface CustomerList {
   /** One item's schema. */
   item: TSchema;
   /** The page asked for of the customer's list. */
-  page(request: FastifyRequest, customerRemoteId: number): Promise<unknown>;
+  page(request: FastifyRequest, customerRemoteId: number): Promise<{ links: unknown; data: unknown[] }>;
   /** The scope it needs (shops/scopes.ts). */
   scope: RouteScope;
 }
 
 /** GET /customers/{customer_identifier}/{path}: one page of the customer's list, or 404. */
-export function registerCustomerList(app: FastifyInstance, list: CustomerList): void {
+export function registerCustomerList(server: FastifyInstance, list: CustomerList): void {
   const { path, tags, summary, description, querystring, item, page, scope } = list;
-  app.get(
+  server.withTypeProvider<TypeBoxTypeProvider>().get(
     `/customers/:customer_identifier/${path}`,
     {
       config: { scope },

@@ -208,17 +208,12 @@ function shareSuccessResponses(paths: Record<string, PathItem>, responses: Compo
 }
 
 /**
- * Moves into `components`: the response headers equal to one of `headers`; the error responses
- * that http/schemas.ts's errorRef made, under the name each was given (a route's own wording of
- * a shared response stays beside its `$ref`); their examples, by name; the schemas in paths that
- * have a `title`; and the shared parameters. Every place that had them gets a `$ref` instead.
+ * Rewrites an operation to refer to components: its response headers equal to one of `headers`;
+ * its error responses that http/schemas.ts's errorRef made, under the name each was given (a
+ * route's own wording of a shared response stays beside its `$ref`); its schemas that have a
+ * `title`. What it moves goes into `schemas` and `responses`.
  */
-export function useComponents(document: OpenApiDocument, headers: SharedHeaders): OpenApiDocument {
-  const doc = tidy(document) as OpenApiDocument;
-  const responses = new Components('responses');
-  const examples = new Components('examples');
-  const schemas = new Components('schemas');
-
+function operationReferrer(headers: SharedHeaders, titled: Map<string, Json[]>, schemas: Components, responses: Components): (op: Operation) => Operation {
   const referHeaders = (inline: Json) =>
     Object.fromEntries(
       Object.entries(inline).map(([name, header]) => {
@@ -227,7 +222,6 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
       }),
     );
 
-  const titled = titledSchemas(doc.paths ?? {});
   const referSchema = (schema: unknown): unknown => {
     if (Array.isArray(schema)) return schema.map(referSchema);
     if (!isObject(schema)) return schema;
@@ -246,8 +240,8 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
   // @fastify/swagger repeats a body schema's description on the request body; the schema says it.
   // A body the route reads as {} when left out is not required (`required: false` is the default).
   const referBody = ({ description, required, ...body }: Json, optional: boolean): Json => {
-    const schemas = isObject(body.content) ? Object.values(body.content).map((m) => (m as Json).schema) : [];
-    const repeated = schemas.length > 0 && schemas.every((schema) => isObject(schema) && schema.description === description);
+    const bodySchemas = isObject(body.content) ? Object.values(body.content).map((m) => (m as Json).schema) : [];
+    const repeated = bodySchemas.length > 0 && bodySchemas.every((schema) => isObject(schema) && schema.description === description);
     return {
       ...(optional ? {} : { required }),
       ...body,
@@ -267,22 +261,17 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
     return responses.add(named.name, { ...response, description: named.description });
   };
 
-  const built = Object.fromEntries(
-    Object.entries(doc.paths ?? {}).map(([path, item]) => {
-      const out: PathItem = {} as PathItem;
-      for (const [method, op] of Object.entries(item) as [string, Operation][]) {
-        const { 'x-optional-body': optional, ...o }: Operation = { ...op };
-        if (op.parameters) o.parameters = op.parameters.map((p) => tidyParameter({ ...p, schema: referSchema(p.schema) }));
-        if (isObject(op.requestBody)) o.requestBody = referBody(op.requestBody, optional === true);
-        if (op.responses) o.responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, referResponse(status, r)]));
-        out[method] = o;
-      }
-      return [path, hoistPathParameters(out)];
-    }),
-  );
+  return (op) => {
+    const { 'x-optional-body': optional, ...o }: Operation = { ...op };
+    if (op.parameters) o.parameters = op.parameters.map((p) => tidyParameter({ ...p, schema: referSchema(p.schema) }));
+    if (isObject(op.requestBody)) o.requestBody = referBody(op.requestBody, optional === true);
+    if (op.responses) o.responses = Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, referResponse(status, r)]));
+    return o;
+  };
+}
 
-  const paths = shareSuccessResponses(built, responses);
-
+/** Moves the parameters that operations share (sharedParameters) into components, in place; returns them. */
+function shareParameters(paths: Record<string, PathItem>): Record<string, Json> {
   const lists = Object.values(paths).flatMap((item) => [
     item.parameters ?? [],
     ...Object.entries(item)
@@ -304,22 +293,48 @@ export function useComponents(document: OpenApiDocument, headers: SharedHeaders)
       else if ((value as Operation).parameters) (value as Operation).parameters = referParameters((value as Operation).parameters!);
     }
   }
+  return parameters;
+}
 
-  shareExamples(responses.items, examples);
-
-  const used = JSON.stringify(paths) + JSON.stringify(responses.items);
-  const usedHeaders = Object.fromEntries(
+/** The shared headers that `used` (the document's JSON) refers to. */
+function usedHeaders(headers: SharedHeaders, used: string): Record<string, Json> {
+  return Object.fromEntries(
     Object.values(headers)
       .filter(({ component }) => used.includes(JSON.stringify(`#/components/headers/${component}`)))
       .map(({ component, header }) => [component, header]),
   );
+}
+
+/**
+ * Moves into `components`: what operationReferrer moves (shared headers, named error responses,
+ * titled schemas), the success responses and examples several operations share, and the shared
+ * parameters. Every place that had them gets a `$ref` instead.
+ */
+export function useComponents(document: OpenApiDocument, headers: SharedHeaders): OpenApiDocument {
+  const doc = tidy(document) as OpenApiDocument;
+  const responses = new Components('responses');
+  const examples = new Components('examples');
+  const schemas = new Components('schemas');
+  const referOperation = operationReferrer(headers, titledSchemas(doc.paths ?? {}), schemas, responses);
+
+  const built = Object.fromEntries(
+    Object.entries(doc.paths ?? {}).map(([path, item]) => {
+      const out: PathItem = {} as PathItem;
+      for (const [method, op] of Object.entries(item) as [string, Operation][]) out[method] = referOperation(op);
+      return [path, hoistPathParameters(out)];
+    }),
+  );
+  const paths = shareSuccessResponses(built, responses);
+  const parameters = shareParameters(paths);
+  shareExamples(responses.items, examples);
+
   return {
     ...doc,
     paths,
     components: {
       ...doc.components,
       schemas: { ...doc.components?.schemas, ...schemas.items },
-      headers: usedHeaders,
+      headers: usedHeaders(headers, JSON.stringify(paths) + JSON.stringify(responses.items)),
       responses: responses.items,
       parameters,
       examples: examples.items,

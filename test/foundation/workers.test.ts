@@ -169,4 +169,15 @@ describe(`loyalty serve --workers (${TEST_DIALECT})`, () => {
     const result = await loyalty({ DATABASE_URL: url, WORKERS: '2', PORT: port, HOST: '127.0.0.1', LOYALTY_BOOTSTRAP: 'false' }, 'serve');
     expect(result.code).toBe(1);
   });
+
+  it('stops, exit 1 and says why, when a worker does not listen within WORKER_START_TIMEOUT_MS, instead of waiting for it', async () => {
+    const url = await freshDatabase();
+    // No worker starts in 200 ms (loading and building the app alone take longer).
+    const result = await loyalty(
+      { DATABASE_URL: url, WORKERS: '2', PORT: '0', HOST: '127.0.0.1', LOYALTY_BOOTSTRAP: 'false', WORKER_START_TIMEOUT_MS: '200', LOG_LEVEL: 'error' },
+      'serve',
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout + result.stderr).toContain('a worker did not listen in time (WORKER_START_TIMEOUT_MS); stopping');
+  });
 });

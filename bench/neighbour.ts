@@ -1,0 +1,79 @@
+import os from 'node:os';
+import type { Benchmark } from './lib/benchmark.js';
+import { startNeighbour } from './lib/neighbour.js';
+import { scratchDatabase } from './lib/scratch.js';
+import { startServer } from './lib/server.js';
+import { load, percentile, seed, served, type Sample } from './overload.js';
+
+// `npm run bench -- neighbour [sqlite|postgres]`: the overload benchmark's request mix (list
+// pages of 25; batches of 1000 grants) from one client and from 10, each sending its next
+// request when it has an answer, against a real `loyalty serve` with its default limits: once
+// on a quiet machine, then beside a neighbour (a process spinning on every core and one writing
+// 64 MB files with fsync), in one run. Targets: no request shed beside the neighbour, and p99
+// beside it within 5x of quiet.
+
+const SECONDS = 10;
+const MIXES = [1, 10] as const;
+const DIALECTS = ['sqlite', 'postgres'] as const;
+
+interface Run {
+  connections: number;
+  quiet: Sample[];
+  busy: Sample[];
+}
+
+const p99 = (samples: Sample[]) => percentile([...served(samples, 'list'), ...served(samples, 'batch')], 99);
+const shed = (samples: Sample[]) => samples.filter((s) => s.status === 503).length;
+
+function report(dialect: string, runs: Run[], shedTotal: string): string {
+  const lines = [`neighbour on ${dialect}: ${SECONDS} s per mix, quiet then beside ${os.availableParallelism()} CPU hogs and a disk writer with fsync`];
+  for (const { connections, quiet, busy } of runs) {
+    const ratio = p99(busy) / p99(quiet);
+    lines.push(
+      `  ${String(connections).padStart(2)} connection(s): quiet ${quiet.length} requests p99 ${p99(quiet).toFixed(1)} ms; beside the neighbour ${busy.length} requests p99 ${p99(busy).toFixed(1)} ms`,
+      `     shed beside the neighbour ${shed(busy)} (target 0) ${shed(busy) === 0 ? 'ok' : 'ABOVE TARGET'};  p99 ratio ${ratio.toFixed(2)} (target ≤ 5) ${ratio <= 5 ? 'ok' : 'ABOVE TARGET'};  no answer ${busy.filter((s) => s.status === 0).length}`,
+    );
+  }
+  lines.push(`  server's shed counter: ${shedTotal || 'none'}`, '');
+  return lines.join('\n');
+}
+
+async function runDialect(dialect: (typeof DIALECTS)[number]): Promise<void> {
+  const scratch = await scratchDatabase(dialect, 'neighbour');
+  try {
+    const token = await seed(scratch.url);
+    const server = await startServer(scratch.url, { MAX_EVENT_LOOP_DELAY_MS: '', EXPIRY_SWEEP_INTERVAL_MS: '0' });
+    const runs: Run[] = [];
+    let shedTotal: string;
+    try {
+      for (const connections of MIXES) runs.push({ connections, quiet: await load(server.url, token, connections, SECONDS), busy: [] });
+      const neighbour = startNeighbour({ seconds: SECONDS * MIXES.length + 30 });
+      try {
+        for (const run of runs) run.busy = await load(server.url, token, run.connections, SECONDS);
+      } finally {
+        await neighbour.stop();
+      }
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      shedTotal = metrics
+        .split('\n')
+        .filter((l) => l.startsWith('http_requests_shed_total{'))
+        .join(', ');
+    } finally {
+      await server.stop();
+    }
+    process.stdout.write(report(dialect, runs, shedTotal));
+  } finally {
+    await scratch.drop();
+  }
+}
+
+export const neighbour: Benchmark = {
+  description: 'one and 10 clients, quiet and beside CPU hogs and a disk writer: shed requests (target 0), p99 ratio (target ≤ 5) [sqlite|postgres]',
+  async run(args) {
+    const wanted = args.length > 0 ? args : [...DIALECTS];
+    for (const dialect of wanted) {
+      if (!(DIALECTS as readonly string[]).includes(dialect)) throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
+      await runDialect(dialect as (typeof DIALECTS)[number]);
+    }
+  },
+};
