@@ -52,8 +52,8 @@ function cpuMs(): number {
 /**
  * The event loop's lag that the process's own work on its traffic caused: how late a timer
  * fires, counted only as far as the process used CPU meanwhile, and only for turns of the loop
- * (between two samples) in which it handled at least `floor` requests (those that arrived, and
- * those in flight when the turn began).
+ * (between two samples) in which it handled at least `floor` requests (that many arrived, or
+ * were in flight when the turn began).
  * - A loop held by handlers is late by about the CPU they spent; a process that the kernel did
  *   not run (other processes took the cores) or that waited on a slow fsync is late by as much
  *   with little CPU spent, and that is not load the server can shed.
@@ -116,7 +116,8 @@ class LoopLag {
   }
 
   #busy(): boolean {
-    return this.#arrived + this.#inFlightAt >= this.floor;
+    // Not their sum: a client whose request was in flight may send its next one in the same turn.
+    return Math.max(this.#arrived, this.#inFlightAt) >= this.floor;
   }
 
   ms(): number {

@@ -10,11 +10,13 @@ import { freshDatabase, seedShop, start } from '../helpers/server.js';
 // http/overload.ts) without one 503, from the first request after it is ready. The neighbour
 // runs while the server starts and while it serves, and ends by itself if the test dies.
 
-const SECONDS = 6;
+const SECONDS = 4;
 
 interface Tally {
   statuses: Record<number, number>;
   requests: number;
+  /** The first answer that was not 2xx, for the failure's message. */
+  refused?: string;
 }
 
 /** One client: a mix of reads and writes, each sent when the last was answered, for `ms`. */
@@ -22,7 +24,7 @@ async function client(base: string, token: string, n: number, ms: number, tally:
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const until = performance.now() + ms;
   for (let i = 0; performance.now() < until; i++) {
-    const customer = `n${n}-${Math.floor(i / 4)}`;
+    const customer = String(n * 100_000 + Math.floor(i / 4) + 1);
     const requests: [string, RequestInit][] = [
       [`${API}/customers/${customer}`, { method: 'PUT', headers, body: JSON.stringify({ email: `${customer}@example.com`, first_name: 'Ada' }) }],
       [`${API}/points_events`, { method: 'POST', headers, body: JSON.stringify({ customer_identifier: customer, source: 'manual', points_amount: 5 }) }],
@@ -31,7 +33,8 @@ async function client(base: string, token: string, n: number, ms: number, tally:
     ];
     const [path, init] = requests[i % requests.length]!;
     const res = await fetch(`${base}${path}`, init);
-    await res.arrayBuffer();
+    const text = await res.text();
+    if (res.status >= 300) tally.refused ??= `${init.method ?? 'GET'} ${path}: ${res.status} ${text}`;
     tally.statuses[res.status] = (tally.statuses[res.status] ?? 0) + 1;
     tally.requests++;
   }
@@ -52,7 +55,7 @@ describe(`a busy machine (${TEST_DIALECT})`, () => {
 
       for (const tally of [alone, together]) {
         expect(tally.statuses[503] ?? 0, JSON.stringify(tally.statuses)).toBe(0);
-        expect(Object.keys(tally.statuses).sort()).toEqual(['200', '201']);
+        expect(tally.refused).toBeUndefined();
       }
       expect(alone.requests).toBeGreaterThan(8);
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
