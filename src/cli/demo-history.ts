@@ -108,11 +108,23 @@ async function grantBonus(db: DB, shopId: number, people: readonly PlannedCustom
   await transaction(db, (trx) => postWithEffects(trx, shopId, postings, at));
 }
 
-/** After a day's orders, customers who redeem spend on the dearest reward they can afford, at most once a fortnight. */
-async function redeemDay(db: DB, shopId: number, people: readonly PlannedCustomer[], day: number, now: number, last: Map<number, number>): Promise<number> {
-  const offered = (await selectRecords(db, shopId, rewards).where('enabled', '=', 1).execute())
+/** The demo's rewards the shop offers, dearest first. */
+async function offeredRewards(db: DB, shopId: number): Promise<Row[]> {
+  return (await selectRecords(db, shopId, rewards).where('enabled', '=', 1).execute())
     .filter((r) => REWARDS.some((d) => d.name === r.name))
     .sort((a, b) => Number(b.points_price) - Number(a.points_price));
+}
+
+/** After a day's orders, customers who redeem spend on the dearest reward they can afford, at most once a fortnight. */
+async function redeemDay(
+  db: DB,
+  shopId: number,
+  offered: readonly Row[],
+  people: readonly PlannedCustomer[],
+  day: number,
+  now: number,
+  last: Map<number, number>,
+): Promise<number> {
   let redeemed = 0;
   for (const p of people) {
     if (!p.redeems || !p.orders.some((o) => o.day === day) || day - (last.get(p.remoteId) ?? -99) < 14) continue;
@@ -146,13 +158,14 @@ export async function writeHistory(
   let ordered = 0;
   let redemptions = 0;
   const lastRedeemed = new Map<number, number>();
+  const offered = people.length === 0 ? [] : await offeredRewards(db, shopId);
   for (let day = 0; day < HISTORY_DAYS; day++) {
     if (day === BONUS.day) await grantBonus(db, shopId, people, now);
     ordered += await writeDay(db, config, shopId, people, day, now);
-    redemptions += await redeemDay(db, shopId, people, day, now, lastRedeemed);
+    redemptions += await redeemDay(db, shopId, offered, people, day, now, lastRedeemed);
   }
   // Bonus points left unspent expired on their day (the events are dated at the lots' expiry).
-  const ids = people.map((p) => p.remoteId);
+  const ids = people.filter((p) => p.bonus && p.day <= BONUS.day).map((p) => p.remoteId);
   for (let i = 0; i < ids.length; i += 200) await transaction(db, (trx) => expireLots(trx, shopId, ids.slice(i, i + 200), now));
   return { orders: ordered, redemptions };
 }
