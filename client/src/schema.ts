@@ -3695,6 +3695,11 @@ export interface components {
         /** @description Offset mode: sort direction */
         SortOrderDirection: "asc" | "desc";
         /**
+         * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
+         * @example Margaret Lovelace
+         */
+        Query: string;
+        /**
          * @description Only the customer with this e-mail address (case-insensitive)
          * @example ada@example.com
          */
@@ -3938,6 +3943,11 @@ export interface operations {
                 "sort[order_type]"?: "id" | "created_at" | "updated_at" | "points_balance" | "points_earned_lifetime" | "credits_balance";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /**
+                 * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
+                 * @example Margaret Lovelace
+                 */
+                query?: components["parameters"]["Query"];
                 /**
                  * @description Only the customer with this e-mail address (case-insensitive)
                  * @example ada@example.com
@@ -7065,6 +7075,11 @@ export interface operations {
     getExportsByListCsv: {
         parameters: {
             query?: {
+                /**
+                 * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
+                 * @example Margaret Lovelace
+                 */
+                query?: components["parameters"]["Query"];
                 /**
                  * @description Only the customer with this e-mail address (case-insensitive)
                  * @example ada@example.com

@@ -49,6 +49,7 @@ export function printWelcome(config: Config, port: number, token: string): void 
       '',
       `  curl -H "Authorization: Bearer ${token}" ${base}/merchant_api/v1/shop`,
       '',
+      ...(config.console ? [`Merchant console (signs in with the token): ${base}/console/#token=${token}`] : []),
       `API reference: ${base}/docs`,
       `Shopper's loyalty panel (demo customer): ${base}/storefront/demo`,
       '',

@@ -19,7 +19,7 @@ const SCRIPT = 'js/scalar.js';
 export const REFERENCE_SCRIPT_FILE = path.join(path.dirname(createRequire(import.meta.url).resolve('@scalar/fastify-api-reference')), 'js', 'standalone.js');
 
 /** The page the package's plugin wrote (@scalar/core's getHtmlDocument) for this configuration, titled by it (the plugin's said 'Scalar API Reference'). */
-function page(configuration: Record<string, string>): string {
+function page(configuration: { title: string } & Record<string, unknown>): string {
   const json = JSON.stringify(configuration, null, 2).replace(/\n/g, '\n      ').replace(/\s*}$/, '');
   return `<!doctype html>
 <html>
@@ -45,7 +45,8 @@ function page(configuration: Record<string, string>): string {
 
 export function registerApiReference(app: FastifyInstance, documentUrl: string): void {
   if (!fs.existsSync(REFERENCE_SCRIPT_FILE)) throw new Error(`the API reference's script is missing: ${REFERENCE_SCRIPT_FILE}`);
-  const html = page({ _integration: 'fastify', title: 'Loyalty API reference', url: documentUrl });
+  // The page works offline: no fonts from Scalar's CDN (withDefaultFonts), the system's instead.
+  const html = page({ _integration: 'fastify', title: 'Loyalty API reference', url: documentUrl, withDefaultFonts: false });
   const options = { schema: { hide: true }, logLevel: 'warn' } as const;
 
   // The router ignores trailing slashes: /docs and /docs/ are this one route. The page's script

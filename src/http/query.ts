@@ -15,7 +15,16 @@ export function queryParams(request: FastifyRequest): URLSearchParams {
   return new URLSearchParams(at < 0 ? '' : request.url.slice(at + 1));
 }
 
-type Schema = TSchema & { type?: string; minimum?: number; maximum?: number; const?: string; enum?: string[]; anyOf?: Schema[]; format?: string };
+type Schema = TSchema & {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+  const?: string;
+  enum?: string[];
+  anyOf?: Schema[];
+  format?: string;
+};
 
 function allowedValues(schema: Schema): string[] | undefined {
   if (schema.const !== undefined) return [schema.const];
@@ -62,6 +71,8 @@ export function readParam(params: URLSearchParams, name: string, property: TSche
       });
     return time ?? text;
   }
+  if (schema.maxLength !== undefined && text.length > schema.maxLength)
+    errors.push({ param: name, code: 'too_long', message: `${name} must be at most ${schema.maxLength} characters, got ${text.length}` });
   return text;
 }
 

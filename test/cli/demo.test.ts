@@ -81,9 +81,12 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
       const refunds = own.filter((e) => e.source === 'refund');
       expect(refunds.reduce((sum, e) => sum - e.points_amount, 0)).toBe(order.points_reversed);
     }
-    // Redemptions spent what their events say.
-    for (const e of s.events.filter((x) => x.source === 'reward_redemption'))
-      expect(e).toMatchObject({ points_amount: -300, redemption_id: expect.any(Number) });
+    // Redemptions spent their reward's price.
+    const prices = s.rewards.map((r) => -r.points_price);
+    for (const e of s.events.filter((x) => x.source === 'reward_redemption')) {
+      expect(e).toMatchObject({ redemption_id: expect.any(Number) });
+      expect(prices).toContain(e.points_amount);
+    }
   };
 
   it('seeds customers, orders, rewards, VIP tiers and points events, and balances add up', async () => {
@@ -101,13 +104,14 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expect(s.rewards.map((r) => r.name).sort()).toEqual(['10% off your next order', '5 € off your next order', 'Free shipping', 'Free tote bag']);
     expect(s.tiers.map((v) => [v.name, v.points_threshold])).toEqual([
       ['Bronze', 0],
-      ['Silver', 1000],
-      ['Gold', 5000],
+      ['Silver', 500],
+      ['Gold', 1200],
     ]);
     expect(s.events).toHaveLength(seeded.points_events);
     const sources = new Set(s.events.map((e) => e.source));
-    for (const source of ['signup', 'order', 'refund', 'reward_redemption']) expect(sources.has(source), source).toBe(true);
-    expect([...sources].filter((x) => !['signup', 'order', 'refund', 'reward_redemption'].includes(x))).toEqual([]);
+    const kinds = ['signup', 'order', 'refund', 'reward_redemption', 'manual', 'expiration'];
+    for (const source of kinds) expect(sources.has(source), source).toBe(true);
+    expect([...sources].filter((x) => !kinds.includes(x))).toEqual([]);
     expect(seeded.redemptions).toBe(s.events.filter((e) => e.source === 'reward_redemption').length);
     expectConsistent(s);
 
@@ -115,6 +119,20 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     const someone = s.customers.find((c) => c.points_balance > 100)!;
     const own = await t.all(shop.token, `customers/${someone.remote_id}/points_events`);
     expect(own.reduce((sum, e) => sum + e.points_amount, 0)).toBe(someone.points_balance);
+
+    // 90 days of history, not one: events on many days over the last 90, bonus points expiring
+    // on their day, customers in every tier, and the run in the audit log, by the command line.
+    const days = new Set(s.events.map((e) => e.applied_at.slice(0, 10)));
+    expect(days.size).toBeGreaterThan(40);
+    const times = s.events.map((e) => Date.parse(e.applied_at));
+    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThan(80 * 86_400_000);
+    expect(Math.max(...times)).toBeLessThan(Date.now());
+    for (const e of s.events.filter((x) => x.source === 'expiration')) expect(Date.parse(e.applied_at)).toBeLessThan(Date.now() - 86_400_000);
+    expect(new Set(s.customers.map((c) => c.vip_tier?.name)).size).toBe(3);
+    const audit = await t.all(shop.token, 'audit_events');
+    expect(audit.filter((a) => a.action === 'shop.demo_data_added')).toMatchObject([
+      { actor: { type: 'cli' }, resource: 'shop', changes: { customers: [null, 50], redemptions: [null, seeded.redemptions] } },
+    ]);
 
     // The demo writes through the services, not the API: it leaves no token of its own behind.
     const tokens = JSON.parse(await t.ok('tokens', 'list', '--shop', String(shop.shop.id), '--json')).tokens as { name: string; revoked_at: string | null }[];
@@ -146,15 +164,15 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
 
   it("leaves a shop's own tiers alone and adds only the ones that fit", async () => {
     const own = await t.createShop('Has tiers');
-    const res = await post(own, 'vip_tiers', { name: 'Platinum', points_threshold: 1000 });
+    const res = await post(own, 'vip_tiers', { name: 'Platinum', points_threshold: 500 });
     expect(res.statusCode).toBe(201);
     const seeded = await demo(own, 5);
     expect(seeded).toMatchObject({ customers: 5, vip_tiers: 2 });
     const tiers = await t.all(own.token, 'vip_tiers');
     expect(tiers.map((v) => [v.name, v.points_threshold]).sort()).toEqual([
       ['Bronze', 0],
-      ['Gold', 5000],
-      ['Platinum', 1000],
+      ['Gold', 1200],
+      ['Platinum', 500],
     ]);
     expectConsistent(await snapshot(own));
   });
@@ -174,6 +192,8 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
       const customer = customers.find((c) => c.remote_id === d.payload.data.remote_id);
       expect(d.payload.data).toEqual({
         ...customer,
+        // As it was when it joined, before the orders of the days after.
+        updated_at: customer.created_at,
         points_balance: 100,
         points_pending: 0,
         points_earned_lifetime: 100,
@@ -184,9 +204,9 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
           metric: 'points_earned',
           value: 100,
           points_earned: 100,
-          next_tier: { id: expect.any(Number), name: 'Silver', threshold: 1000, points_threshold: 1000 },
-          needed: 900,
-          points_needed: 900,
+          next_tier: { id: expect.any(Number), name: 'Silver', threshold: 500, points_threshold: 500 },
+          needed: 400,
+          points_needed: 400,
         },
       });
     }

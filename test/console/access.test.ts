@@ -34,7 +34,7 @@ describeInBrowser(`the console's API tokens and audit log pages (${TEST_DIALECT}
     await form.getByRole('button', { name: 'Create API token' }).click();
     const scopes = form.getByRole('group', { name: 'Scopes' });
     await expect.poll(() => scopes.getAttribute('aria-describedby')).toBeTruthy();
-    expect(await page.locator(`[id="${await scopes.getAttribute('aria-describedby')}"]`).textContent()).toMatch(/scopes/);
+    expect(await page.locator(`[id="${await scopes.getAttribute('aria-describedby')}"]`).textContent()).toMatch(/^Scopes is required/);
 
     // "admin" stands for every scope and goes alone.
     await scopes.getByRole('checkbox', { name: 'admin' }).check();
@@ -81,18 +81,18 @@ describeInBrowser(`the console's API tokens and audit log pages (${TEST_DIALECT}
 
     await s.open('#/audit-log', 'Audit log');
     const entries = page.getByRole('region', { name: 'Audit log entries' });
-    const updated = entries.getByRole('row').filter({ hasText: 'earning_rule.updated' });
+    const updated = entries.getByRole('row').filter({ hasText: 'Earning rule updated' });
     await updated.waitFor();
-    expect(await updated.getByRole('listitem').allTextContents()).toEqual(['points_amount: 100 → 150']);
-    expect(await updated.getByRole('cell', { name: `earning_rule ${rule.id}`, exact: true }).count()).toBe(1);
+    expect(await updated.getByRole('listitem').allTextContents()).toEqual(['Points amount: 100 → 150']);
+    expect(await updated.getByRole('cell', { name: `Earning rule ${rule.id}`, exact: true }).count()).toBe(1);
     expect(await updated.getByRole('cell', { name: /^test \(token \d+\)$/ }).count()).toBe(1);
     // Newest first: the update above the create.
     const actions = await entries.locator('tbody tr td:nth-child(3)').allTextContents();
-    expect(actions.indexOf('earning_rule.updated')).toBeLessThan(actions.indexOf('earning_rule.created'));
+    expect(actions.indexOf('Earning rule updated')).toBeLessThan(actions.indexOf('Earning rule created'));
     await s.expectAccessible('audit-log');
 
     const filters = page.getByRole('form', { name: 'Audit log filters' });
-    const campaignRow = entries.getByRole('row').filter({ hasText: 'campaign.created' });
+    const campaignRow = entries.getByRole('row').filter({ hasText: 'Campaign created' });
     expect(await campaignRow.count()).toBe(1);
     await filters.getByLabel('Token').selectOption({ label: `campaign planner (${tokenId})` });
     await filters.getByRole('button', { name: 'Apply filters' }).click();
@@ -105,7 +105,7 @@ describeInBrowser(`the console's API tokens and audit log pages (${TEST_DIALECT}
     await filters.getByLabel('Resource').fill('earning_rule');
     await filters.getByLabel('Record ID').fill(String(rule.id));
     await filters.getByRole('button', { name: 'Apply filters' }).click();
-    await expect.poll(async () => entries.locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(['earning_rule.updated', 'earning_rule.created']);
+    await expect.poll(async () => entries.locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(['Earning rule updated', 'Earning rule created']);
 
     await filters.getByLabel('From (UTC day)').fill('2030-01-01');
     await filters.getByRole('button', { name: 'Apply filters' }).click();

@@ -80,7 +80,7 @@ describeInBrowser(`the console's referrals and storefront keys pages (${TEST_DIA
     const form = page.getByRole('form', { name: 'New storefront key' });
     await form.getByLabel('Allowed origins').fill('https://shop.example, shop.example/path');
     await form.getByRole('button', { name: 'Create storefront key' }).click();
-    expect(await s.fieldError(form.getByLabel('Allowed origins'))).toMatch(/allowed_origins/);
+    expect(await s.fieldError(form.getByLabel('Allowed origins'))).toMatch(/Allowed origins/);
 
     await form.getByLabel('Allowed origins').fill('https://shop.example, https://www.shop.example');
     await form.getByRole('button', { name: 'Create storefront key' }).click();

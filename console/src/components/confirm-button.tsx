@@ -2,8 +2,12 @@ import { useId, useRef, useState } from 'react';
 import { errorText } from '../lib/errors';
 
 interface ConfirmButtonProps {
-  /** The button's name ("Reverse", "Void"). */
+  /** The button's text ("Reverse", "Void"). */
   label: string;
+  /** Its accessible name when the text alone does not say which row it acts on ("Reverse event 123"). */
+  name?: string;
+  /** The action destroys something: the button looks like it before it is pressed. */
+  danger?: boolean;
   title: string;
   question: string;
   confirmLabel: string;
@@ -14,7 +18,7 @@ interface ConfirmButtonProps {
  * A destructive action asks first: a modal <dialog> (focus moves into it and stays; Escape
  * cancels) whose confirm button runs the action and shows the API's refusal in words.
  */
-export function ConfirmButton({ label, title, question, confirmLabel, onConfirm }: ConfirmButtonProps) {
+export function ConfirmButton({ label, name, danger, title, question, confirmLabel, onConfirm }: ConfirmButtonProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const [busy, setBusy] = useState(false);
@@ -35,7 +39,7 @@ export function ConfirmButton({ label, title, question, confirmLabel, onConfirm 
 
   return (
     <>
-      <button type="button" onClick={() => dialog.current?.showModal()}>
+      <button type="button" aria-label={name} className={danger ? 'danger-outline' : undefined} onClick={() => dialog.current?.showModal()}>
         {label}
       </button>
       <dialog ref={dialog} aria-labelledby={titleId} onClose={() => setError(null)}>

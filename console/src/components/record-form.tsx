@@ -1,6 +1,6 @@
 import { LoyaltyApiError, newIdempotencyKey } from '@loyalty-api/client';
 import { useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { fieldErrors } from '../lib/errors';
+import { fieldErrors, FormError } from '../lib/errors';
 import type { Body, Row } from '../lib/records';
 import { ErrorAlert } from './alert';
 import { CheckboxField, ChoicesField, SelectField } from './choice-field';
@@ -84,6 +84,18 @@ export function bodyOf(fields: readonly FieldSpec[], values: FormValues, before?
   return body;
 }
 
+/** Numbers typed as something else, said with the field's label before anything is sent. */
+export function numberErrors(fields: readonly FieldSpec[], values: FormValues): FormError | null {
+  const details = fields.flatMap((f) => {
+    const text = String(values[f.name] ?? '').trim();
+    if (text === '' || !(f.applies?.(values) ?? true)) return [];
+    if (f.kind === 'integer' && !/^-?\d+$/.test(text)) return [{ param: f.name, message: `${f.label} must be a whole number, like 50.` }];
+    if (f.kind === 'decimal' && !/^-?\d+(\.\d+)?$/.test(text)) return [{ param: f.name, message: `${f.label} must be a number, like 2.50.` }];
+    return [];
+  });
+  return details.length > 0 ? new FormError(details) : null;
+}
+
 interface RecordFormProps {
   /** The form's name ("New reward"). */
   label: string;
@@ -111,6 +123,8 @@ export function RecordForm({ label, fields, record, submitLabel, onSubmit }: Rec
     event.preventDefault();
     setError(null);
     setDone(null);
+    const local = numberErrors(fields, values);
+    if (local) return setError(local);
     const body = bodyOf(fields, values, before);
     if (before && Object.keys(body).length === 0) return setDone('Nothing changed.');
     try {
@@ -131,6 +145,7 @@ export function RecordForm({ label, fields, record, submitLabel, onSubmit }: Rec
     error,
     fields.map((f) => f.name),
     aliases,
+    Object.fromEntries(fields.map((f) => [f.name, f.label])),
   );
   const set = (name: string, value: string | boolean) => setValues((v) => ({ ...v, [name]: value }));
   return (

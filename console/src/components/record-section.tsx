@@ -1,9 +1,8 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, type ReactNode } from 'react';
 import { useClient } from '../lib/api';
-import { errorText } from '../lib/errors';
 import { recordApi, useCursorList, type Row } from '../lib/records';
-import { ErrorAlert } from './alert';
+import { QueryError } from './alert';
 import { ConfirmButton } from './confirm-button';
 import { Pager } from './pager';
 import { RecordForm, type FieldSpec } from './record-form';
@@ -34,6 +33,9 @@ export interface RecordKind {
   unpaged?: boolean;
 }
 
+/** A row as its buttons name it: its name where it has one ("Tote bag"), else its id. */
+const rowName = (row: Row) => (typeof row.name === 'string' && row.name !== '' ? row.name : String(row.id));
+
 const capital = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /** A kind of record's page: the list in cursor mode, its row actions, and the form that makes one. */
@@ -53,7 +55,7 @@ export function RecordSection({ kind, intro }: { kind: RecordKind; intro?: React
     return (
       <>
         <h1>{kind.title}</h1>
-        <ErrorAlert message={errorText(list.query.error)} />
+        <QueryError query={list.query} />
       </>
     );
   }
@@ -62,7 +64,7 @@ export function RecordSection({ kind, intro }: { kind: RecordKind; intro?: React
     <>
       <h1>{kind.title}</h1>
       {intro}
-      <ErrorAlert message={list.query.error ? errorText(list.query.error) : null} />
+      <QueryError query={list.query} />
       {!rows ? (
         <p aria-live="polite">Loading {kind.title.toLowerCase()}…</p>
       ) : rows.length === 0 ? (
@@ -83,6 +85,8 @@ export function RecordSection({ kind, intro }: { kind: RecordKind; intro?: React
                   {kind.remove ? (
                     <ConfirmButton
                       label={kind.remove.verb}
+                      name={`${kind.remove.verb} ${kind.singular} ${rowName(row)}`}
+                      danger
                       title={`${kind.remove.verb} ${kind.singular} ${row.id}?`}
                       question={kind.remove.consequence}
                       confirmLabel={`${kind.remove.verb} ${kind.singular}`}
@@ -121,7 +125,7 @@ function EditButton({ kind, row, onSaved }: { kind: RecordKind; row: Row; onSave
   const api = recordApi(useClient(), kind.path);
   return (
     <>
-      <button type="button" onClick={() => dialog.current?.showModal()}>
+      <button type="button" aria-label={`Edit ${kind.singular} ${rowName(row)}`} onClick={() => dialog.current?.showModal()}>
         Edit
       </button>
       <dialog ref={dialog} aria-labelledby={titleId}>

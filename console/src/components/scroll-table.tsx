@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useLayoutEffect, useRef, type ReactNode } from 'react';
 
 export interface Column {
   label: string;
@@ -8,10 +8,17 @@ export interface Column {
 }
 
 /**
- * A table in a region that scrolls sideways on a narrow screen; the region is focusable, so
- * the keyboard can scroll it too, and named, so it is found by its name.
+ * A table in a named, focusable region. Its cells wrap, so it fits its area; on a phone each
+ * row is a card whose cells are named by their column (`data-label`, set here once the rows
+ * are drawn, so no page repeats its column names cell by cell).
  */
 export function ScrollTable({ label, columns, children }: { label: string; columns: Column[]; children: ReactNode }) {
+  const body = useRef<HTMLTableSectionElement>(null);
+  useLayoutEffect(() => {
+    for (const row of Array.from(body.current?.rows ?? [])) {
+      Array.from(row.cells).forEach((cell, i) => cell.setAttribute('data-label', columns[i]?.label ?? ''));
+    }
+  });
   return (
     <div className="table-scroll" tabIndex={0} role="region" aria-label={label}>
       <table>
@@ -30,7 +37,7 @@ export function ScrollTable({ label, columns, children }: { label: string; colum
             ))}
           </tr>
         </thead>
-        <tbody>{children}</tbody>
+        <tbody ref={body}>{children}</tbody>
       </table>
     </div>
   );

@@ -2,6 +2,7 @@ import { tierProgress, tiersOf, type Tier } from '../../tiers/tiers.js';
 import { metricValue } from '../../tiers/metric.js';
 import { getShop, TIER_METRICS, type Shop } from '../../shops/repository.js';
 import { findCustomer } from '../../customers/repository.js';
+import { SEARCH_WORDS, whereSearched } from '../../customers/search.js';
 import { customerBirthdays, customersWritten, drawBulkReferralCodes, firstBirthdays } from '../../earning/customers.js';
 import { isoTime } from '../../clock.js';
 import { BALANCE_COLUMNS, balancesAt, creditsToNumber, type Balances } from '../../ledger/balances.js';
@@ -141,6 +142,15 @@ export const customers: Resource = {
   // them, which leaves lots expired since the last sweep in until it runs.
   sorts: { points_balance: 'points_balance', points_earned_lifetime: 'points_earned_lifetime', credits_balance: 'credits_balance' },
   filters: {
+    query: {
+      schema: Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: `Only customers every word of which (up to ${SEARCH_WORDS}) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace`,
+        examples: ['Margaret Lovelace'],
+      }),
+      apply: (query, value) => whereSearched(query, String(value)),
+    },
     email: {
       schema: Type.String({
         minLength: 1,

@@ -87,6 +87,8 @@ function RevokeToken({ row, refresh }: { row: Row; refresh: () => Promise<void> 
   return (
     <ConfirmButton
       label="Revoke"
+      name={`Revoke API token ${String(row.name)}`}
+      danger
       title={`Revoke API token ${row.id}?`}
       question={`Requests with “${String(row.name)}” are refused from now on. This cannot be undone.${own}`}
       confirmLabel="Revoke API token"

@@ -1,7 +1,7 @@
-import type { components, operations } from '@loyalty-api/client';
+import { LoyaltyApiError, type components, type operations } from '@loyalty-api/client';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ErrorAlert } from '../../components/alert';
+import { ErrorAlert, QueryError } from '../../components/alert';
 import { SelectField } from '../../components/choice-field';
 import { Field } from '../../components/field';
 import { hasNext, Pager } from '../../components/pager';
@@ -9,6 +9,7 @@ import { ScrollTable, type Column } from '../../components/scroll-table';
 import { useClient } from '../../lib/api';
 import { fieldErrors } from '../../lib/errors';
 import { formatTime } from '../../lib/format';
+import { EVENT_SOURCES, labelOf, REDEMPTION_STATUSES, REWARD_KINDS, RULE_KINDS, words } from '../../lib/labels';
 import { PAGE_SIZE } from '../../lib/records';
 
 // The audit log (docs/access.md): one entry per write, newest first (the
@@ -48,24 +49,41 @@ function who(actor: AuditEvent['actor']): string {
   return `${actor.name ?? 'API token'} (token ${actor.token_id ?? '?'})`;
 }
 
-/** A value of a change, in words: none, text as it is, anything else as JSON; long ones cut. */
-function shown(value: unknown): string {
+/** The words for the API's values of a field, where it has a table of them. */
+const VALUE_WORDS: Record<string, Readonly<Record<string, string>>> = {
+  source: EVENT_SOURCES,
+  status: REDEMPTION_STATUSES,
+  'reward.kind': REWARD_KINDS,
+  'earning_rule.kind': RULE_KINDS,
+};
+
+/** A value of a change, in words: none, a code name in words, a customer by name or id, text as it is, anything else as JSON; long ones cut. */
+function shown(value: unknown, resource = '', field = ''): string {
   if (value === null || value === undefined) return 'none';
+  const table = VALUE_WORDS[`${resource}.${field}`] ?? VALUE_WORDS[field];
+  if (table && typeof value === 'string') return labelOf(table, value);
+  if (typeof value === 'object' && 'remote_id' in value)
+    return `customer ${String(value.remote_id)}${'email' in value && value.email ? ` (${String(value.email)})` : ''}`;
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > 120 ? `${text.slice(0, 119)}…` : text;
 }
 
-function Changes({ changes }: { changes: AuditEvent['changes'] }) {
+/** What a write changed: a creation as the values it set, an update field by field (before → after). */
+function Changes({ resource, action, changes }: { resource: string; action: string; changes: AuditEvent['changes'] }) {
   const fields = Object.entries(changes);
   if (fields.length === 0) return <span className="muted">no field changed</span>;
+  const created = action.endsWith('.created') || fields.every(([, [before]]) => before === null || before === undefined);
   return (
-    <ul className="changes">
-      {fields.map(([field, [before, after]]) => (
-        <li key={field}>
-          <code>{field}</code>: {shown(before)} → {shown(after)}
-        </li>
-      ))}
-    </ul>
+    <>
+      {created ? <span className="line">Created with:</span> : null}
+      <ul className="changes">
+        {fields.map(([field, [before, after]]) => (
+          <li key={field}>
+            {words(field)}: {created ? shown(after, resource, field) : `${shown(before, resource, field)} → ${shown(after, resource, field)}`}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 
@@ -88,13 +106,17 @@ export function AuditLogPage() {
     apply(typed);
   };
   const rows = entries.data?.data;
+  // A refused filter is said beside its field; any other failure with "Retry".
+  const filterError = entries.error instanceof LoyaltyApiError && entries.error.details.length > 0 ? entries.error : null;
   return (
     <>
       <h1>Audit log</h1>
       <p className="hint">Every write through the API, the console and the command line, newest first. Times are UTC.</p>
-      <FilterForm typed={typed} onType={setTyped} onSubmit={submit} error={entries.error} onClear={() => (setTyped(NO_FILTERS), apply(NO_FILTERS))} />
+      <FilterForm typed={typed} onType={setTyped} onSubmit={submit} error={filterError} onClear={() => (setTyped(NO_FILTERS), apply(NO_FILTERS))} />
       {!rows ? (
-        entries.error ? null : (
+        entries.error && !filterError ? (
+          <QueryError query={entries} what="The audit log" />
+        ) : (
           <p aria-live="polite">Loading the audit log…</p>
         )
       ) : rows.length === 0 ? (
@@ -105,10 +127,10 @@ export function AuditLogPage() {
             <tr key={e.id}>
               <td>{formatTime(e.occurred_at)}</td>
               <td>{who(e.actor)}</td>
-              <td>{e.action}</td>
-              <td>{e.resource_id === null ? e.resource : `${e.resource} ${e.resource_id}`}</td>
+              <td>{words(e.action)}</td>
+              <td>{e.resource_id === null ? words(e.resource) : `${words(e.resource)} ${e.resource_id}`}</td>
               <td className="wrap">
-                <Changes changes={e.changes} />
+                <Changes resource={e.resource} action={e.action} changes={e.changes} />
               </td>
               <td>{e.request_id ? <code>{e.request_id}</code> : '—'}</td>
             </tr>

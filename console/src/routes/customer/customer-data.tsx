@@ -39,6 +39,7 @@ export function CustomerData({ identifier, name, remoteId }: { identifier: strin
       <div className="toolbar">
         <ConfirmButton
           label="Export"
+          name={`Export ${name}'s data`}
           title={`Export ${name}'s data?`}
           question="A JSON file with everything stored about the customer downloads to this computer: keep it as safely as the shop's own data."
           confirmLabel="Download export"
@@ -46,6 +47,8 @@ export function CustomerData({ identifier, name, remoteId }: { identifier: strin
         />
         <ConfirmButton
           label="Erase"
+          name={`Erase ${name}`}
+          danger
           title={`Erase ${name}?`}
           question="Their e-mail, names, phone, birthday, referral code and notes are erased for good; their points history stays under an anonymous customer. It cannot be undone."
           confirmLabel="Erase customer"

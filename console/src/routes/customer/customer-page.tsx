@@ -1,8 +1,8 @@
 import { useState } from 'react';
-import { ErrorAlert } from '../../components/alert';
+import { QueryError } from '../../components/alert';
 import { Pager } from '../../components/pager';
-import { errorText } from '../../lib/errors';
 import { customerName, formatCredits, formatPoints, formatTime } from '../../lib/format';
+import { creditUnit, useShop } from '../../lib/shop';
 import type { Customer } from '../customers/use-customers';
 import { AdjustPointsForm } from './adjust-points-form';
 import { CustomerData } from './customer-data';
@@ -14,8 +14,17 @@ import { useCustomer } from './use-customer';
 export function CustomerPage({ identifier }: { identifier: string }) {
   const [eventsPage, setEventsPage] = useState(1);
   const { customer, events, redemptions } = useCustomer(identifier, eventsPage);
-  if (customer.error) return <ErrorAlert message={errorText(customer.error)} />;
-  if (!customer.data) return <p aria-live="polite">Loading customer…</p>;
+  const currency = creditUnit(useShop().data);
+  if (!customer.data) {
+    return customer.error ? (
+      <>
+        <h1>Customer {identifier}</h1>
+        <QueryError query={customer} what="The customer" />
+      </>
+    ) : (
+      <p aria-live="polite">Loading customer…</p>
+    );
+  }
   const c = customer.data;
   return (
     <>
@@ -27,25 +36,25 @@ export function CustomerPage({ identifier }: { identifier: string }) {
         {c.email ?? 'no e-mail'} · remote_id {c.remote_id}
       </p>
       <div className="cards">
-        <Balances customer={c} />
+        <Balances customer={c} currency={currency} />
         <Tier customer={c} />
         <UpcomingExpiries identifier={identifier} />
       </div>
       <WhyThisBalance identifier={identifier} />
-      <AdjustPointsForm identifier={identifier} />
+      <AdjustPointsForm identifier={identifier} currency={currency} />
       <section aria-labelledby="events-heading">
         <h2 id="events-heading">Points events</h2>
-        <ErrorAlert message={events.error ? errorText(events.error) : null} />
+        <QueryError query={events} what="The points events" />
         {events.data ? (
           <>
-            <EventsTable identifier={identifier} events={events.data.events} />
+            <EventsTable identifier={identifier} customer={c} events={events.data.events} redemptions={redemptions.data ?? []} />
             <Pager label="Pages of points events" page={eventsPage} more={events.data.more} onPage={setEventsPage} />
           </>
         ) : null}
       </section>
       <section aria-labelledby="redemptions-heading">
         <h2 id="redemptions-heading">Redemptions</h2>
-        <ErrorAlert message={redemptions.error ? errorText(redemptions.error) : null} />
+        <QueryError query={redemptions} what="The redemptions" />
         {redemptions.data ? <RedemptionsTable identifier={identifier} redemptions={redemptions.data} /> : null}
       </section>
       <CustomerData identifier={identifier} name={customerName(c)} remoteId={c.remote_id} />
@@ -53,7 +62,7 @@ export function CustomerPage({ identifier }: { identifier: string }) {
   );
 }
 
-function Balances({ customer: c }: { customer: Customer }) {
+function Balances({ customer: c, currency }: { customer: Customer; currency: string }) {
   return (
     <section aria-labelledby="balances-heading" className="card">
       <h2 id="balances-heading">Balances</h2>
@@ -61,7 +70,9 @@ function Balances({ customer: c }: { customer: Customer }) {
         <dt>Points</dt>
         <dd data-testid="points-balance">{formatPoints(c.points_balance)}</dd>
         <dt>Store credit</dt>
-        <dd>{formatCredits(c.credits_balance)}</dd>
+        <dd>
+          {formatCredits(c.credits_balance)} {currency}
+        </dd>
         <dt>Pending points</dt>
         <dd>{formatPoints(c.points_pending)}</dd>
         <dt>Earned (lifetime)</dt>

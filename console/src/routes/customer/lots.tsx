@@ -4,6 +4,7 @@ import { Pager } from '../../components/pager';
 import { ScrollTable, type Column } from '../../components/scroll-table';
 import { errorText } from '../../lib/errors';
 import { formatCredits, formatDate, formatPoints, formatTime } from '../../lib/format';
+import { EVENT_SOURCES, labelOf } from '../../lib/labels';
 import { useLots, type Lot } from './use-customer';
 
 const PAGE = 50;
@@ -22,7 +23,7 @@ const COLUMNS: Column[] = [
 
 const amount = (lot: Lot, value: number) => (lot.kind === 'credits' ? formatCredits(value) : formatPoints(value));
 const grantedBy = (lot: Lot) =>
-  `Event ${lot.points_event.id} (${lot.points_event.source})${lot.points_event.internal_note ? `: ${lot.points_event.internal_note}` : ''}`;
+  `Event ${lot.points_event.id} (${labelOf(EVENT_SOURCES, lot.points_event.source)})${lot.points_event.internal_note ? `: ${lot.points_event.internal_note}` : ''}`;
 
 /** "Why this balance": every open lot, in the order deductions use them; their remainders add up to the balances. */
 export function WhyThisBalance({ identifier }: { identifier: string }) {

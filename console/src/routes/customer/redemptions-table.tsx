@@ -1,6 +1,7 @@
 import { ConfirmButton } from '../../components/confirm-button';
 import { ScrollTable, type Column } from '../../components/scroll-table';
 import { formatPoints, formatTime } from '../../lib/format';
+import { labelOf, REDEMPTION_STATUSES } from '../../lib/labels';
 import { useCustomerActions, type Redemption } from './use-customer';
 
 const COLUMNS: Column[] = [
@@ -24,13 +25,14 @@ export function RedemptionsTable({ identifier, redemptions }: { identifier: stri
             <code>{r.code}</code>
           </td>
           <td className="number">{formatPoints(r.points_spent)}</td>
-          <td>{r.status}</td>
+          <td>{labelOf(REDEMPTION_STATUSES, r.status)}</td>
           <td>{formatTime(r.created_at)}</td>
           <td className="actions">
             {r.status === 'issued' ? (
               <>
                 <ConfirmButton
                   label="Mark used"
+                  name={`Mark used: ${r.code}`}
                   title={`Mark ${r.code} used?`}
                   question="The code counts as consumed by the shop: it can no longer be used."
                   confirmLabel="Mark used"
@@ -38,6 +40,8 @@ export function RedemptionsTable({ identifier, redemptions }: { identifier: stri
                 />
                 <ConfirmButton
                   label="Void"
+                  name={`Void ${r.code}`}
+                  danger
                   title={`Void ${r.code}?`}
                   question={`The code stops working and ${formatPoints(r.points_spent)} points go back to the customer.`}
                   confirmLabel="Void redemption"

@@ -50,7 +50,8 @@ export function useCustomerActions(identifier: string) {
   const refresh = () => queries.invalidateQueries({ queryKey: keyOf(identifier) });
   const reverse = useMutation({
     mutationFn: (id: number) => client.POST('/merchant_api/v1/points_events/{id}/reverse', { params: { path: { id } } }),
-    onSettled: refresh,
+    // A refusal is read in its dialog, which a refresh could take away (the row would no longer offer it).
+    onSuccess: refresh,
   });
   const markUsed = useMutation({
     mutationFn: (id: number) => client.POST('/merchant_api/v1/redemptions/{id}/use', { params: { path: { id } } }),
@@ -61,10 +62,15 @@ export function useCustomerActions(identifier: string) {
     onSettled: refresh,
   });
   const adjust = useMutation({
-    mutationFn: ({ points, reason, key }: { points: number | string; reason: string; key: string }) =>
+    mutationFn: ({ points, credits, reason, key }: { points?: number; credits?: number; reason: string; key: string }) =>
       client.POST('/merchant_api/v1/points_events', {
-        // What the person typed goes as typed: the API says what is wrong with it, field by field.
-        body: { customer_identifier: identifier, source: 'manual', points_amount: points as number, ...(reason === '' ? {} : { internal_note: reason }) },
+        body: {
+          customer_identifier: identifier,
+          source: 'manual',
+          ...(points === undefined ? {} : { points_amount: points }),
+          ...(credits === undefined ? {} : { credits_amount: credits }),
+          ...(reason === '' ? {} : { internal_note: reason }),
+        },
         headers: { 'Idempotency-Key': key },
       }),
     onSettled: refresh,

@@ -1,8 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { ErrorAlert } from '../../components/alert';
+import { QueryError } from '../../components/alert';
 import { Pager } from '../../components/pager';
 import { ScrollTable, type Column } from '../../components/scroll-table';
-import { errorText } from '../../lib/errors';
 import { customerName, formatPoints } from '../../lib/format';
 import { takeNotice } from '../../lib/notice';
 import { customerHref } from '../../lib/router';
@@ -33,8 +32,18 @@ export function CustomerListPage() {
       {notice ? <p role="status">{notice}</p> : null}
       <form role="search" aria-label="Customers" className="toolbar" onSubmit={submit}>
         <label htmlFor="customer-search">Search customers</label>
-        <input id="customer-search" type="search" placeholder="E-mail or remote_id" value={search} onChange={(e) => setSearch(e.target.value)} />
+        <input
+          id="customer-search"
+          type="search"
+          placeholder="Name, e-mail or remote_id"
+          aria-describedby="customer-search-hint"
+          value={search}
+          onChange={(e) => setSearch(e.target.value)}
+        />
         <button type="submit">Search</button>
+        <span id="customer-search-hint" className="hint">
+          Finds customers whose first or last name or e-mail starts with each word.
+        </span>
       </form>
       <div className="toolbar">
         <label htmlFor="customer-sort">Sort by</label>
@@ -51,9 +60,14 @@ export function CustomerListPage() {
           <option value="desc">Descending</option>
         </select>
       </div>
-      <ErrorAlert message={customers.error ? errorText(customers.error) : null} />
+      <QueryError query={customers} what="The customers" />
       {customers.data ? (
-        <CustomerTable customers={customers.data.customers} columns={columnsFor(query, change)} />
+        <>
+          <p aria-live="polite" className="muted">
+            {customers.data.total === 1 ? '1 customer' : `${formatPoints(customers.data.total)} customers`}
+          </p>
+          <CustomerTable customers={customers.data.customers} columns={columnsFor(query, change)} />
+        </>
       ) : customers.error ? null : (
         <p aria-live="polite">Loading customers…</p>
       )}

@@ -1,6 +1,6 @@
-import { LoyaltyApiError, type components } from '@loyalty-api/client';
+import type { components } from '@loyalty-api/client';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { hasNext } from '../../components/pager';
+import { hasNext, offsetTotal } from '../../components/pager';
 import { useClient } from '../../lib/api';
 
 export type Customer = components['schemas']['Customer'];
@@ -8,7 +8,7 @@ export type Customer = components['schemas']['Customer'];
 export type CustomerSort = 'id' | 'created_at' | 'updated_at' | 'points_balance';
 
 export interface CustomerQuery {
-  /** An e-mail address, a remote_id, or '' for every customer. */
+  /** Words that start a name, an e-mail address or a remote_id; '' for every customer. */
   search: string;
   sort: CustomerSort;
   direction: 'asc' | 'desc';
@@ -17,36 +17,33 @@ export interface CustomerQuery {
 
 export const PER_PAGE = 25;
 
-/** One page of customers: a search by e-mail (the list's filter) or by remote_id (the record), or the sorted list. */
+/** One page of customers (the API's `query` search, or every customer), sorted, and how many there are in all. */
 export function useCustomers(query: CustomerQuery) {
   const client = useClient();
   return useQuery({
     queryKey: ['customers', query],
     placeholderData: keepPreviousData,
-    queryFn: async ({ signal }): Promise<{ customers: Customer[]; more: boolean }> => {
+    queryFn: async ({ signal }): Promise<{ customers: Customer[]; more: boolean; total: number }> => {
       const search = query.search.trim();
-      if (/^\d+$/.test(search)) {
-        try {
-          const { data } = await client.GET('/merchant_api/v1/customers/{customer_identifier}', { params: { path: { customer_identifier: search } }, signal });
-          return { customers: [data], more: false };
-        } catch (error) {
-          if (error instanceof LoyaltyApiError && error.code === 'not_found') return { customers: [], more: false };
-          throw error;
-        }
-      }
-      const page = await client.GET('/merchant_api/v1/customers', {
-        params: {
-          query: {
-            ...(search === '' ? {} : { email: search }),
-            'pagination[page]': query.page,
-            'pagination[per_page]': PER_PAGE,
-            'sort[order_type]': query.sort,
-            'sort[order_direction]': query.direction,
+      const read = (page: number) =>
+        client.GET('/merchant_api/v1/customers', {
+          params: {
+            query: {
+              ...(search === '' ? {} : { query: search }),
+              'pagination[page]': page,
+              'pagination[per_page]': PER_PAGE,
+              'sort[order_type]': query.sort,
+              'sort[order_direction]': query.direction,
+            },
           },
-        },
-        signal,
-      });
-      return { customers: page.data, more: hasNext(page.links) };
+          signal,
+        });
+      const shown = await read(query.page);
+      const total = await offsetTotal(
+        { page: query.page, perPage: PER_PAGE, rows: shown.data.length, links: shown.links },
+        async (page) => (await read(page)).data.length,
+      );
+      return { customers: shown.data, more: hasNext(shown.links), total };
     },
   });
 }

@@ -1,16 +1,16 @@
-import { useMemo, useState } from 'react';
-import { ErrorAlert } from '../../components/alert';
+import { Fragment, useMemo, useState } from 'react';
+import { QueryError } from '../../components/alert';
 import { ChartFigure, type Series } from '../../components/chart';
 import { ScrollTable } from '../../components/scroll-table';
-import { errorText } from '../../lib/errors';
 import { formatCredits, formatPoints } from '../../lib/format';
+import { creditUnit } from '../../lib/shop';
 import { RANGES, useOverview, type ProgrammeReport, type Range, type ReportPeriod } from './use-overview';
 
 /** The landing page: the ledger per day over a chosen range, outstanding points, tiers, and the programme in figures. */
 export function OverviewPage() {
   const [days, setDays] = useState<Range>(30);
-  const { shop, points, programme } = useOverview(days);
-  const error = shop.error ?? points.error ?? programme.error;
+  const { shop, points, previous, programme } = useOverview(days);
+  const failed = [shop, points, previous, programme].find((q) => q.error);
   return (
     <>
       <h1>Overview</h1>
@@ -24,15 +24,55 @@ export function OverviewPage() {
           ))}
         </select>
       </div>
-      <ErrorAlert message={error ? errorText(error) : null} />
-      {programme.data ? <Figures report={programme.data} /> : null}
-      {points.data ? <LedgerCharts periods={points.data} /> : error ? null : <p aria-live="polite">Loading the points report…</p>}
+      {failed ? <QueryError query={failed} /> : null}
+      {points.data && previous.data ? <PeriodFigures days={days} current={points.data} previous={previous.data} /> : null}
+      {programme.data ? <Figures report={programme.data} currency={creditUnit(shop.data)} /> : null}
+      {points.data ? <LedgerCharts periods={points.data} /> : failed ? null : <p aria-live="polite">Loading the points report…</p>}
       {programme.data ? <TierChart report={programme.data} /> : null}
     </>
   );
 }
 
-function Figures({ report: r }: { report: ProgrammeReport }) {
+const sum = (periods: readonly ReportPeriod[], key: 'points_earned' | 'points_redeemed' | 'points_expired') => periods.reduce((n, p) => n + p[key], 0);
+const percent = new Intl.NumberFormat('en-GB', { style: 'percent', maximumFractionDigits: 1 });
+const signed = new Intl.NumberFormat('en-GB', { style: 'percent', maximumFractionDigits: 0, signDisplay: 'exceptZero' });
+
+/** A figure beside the previous period's: "+12% on the previous 30 days", or that there was none. */
+function versus(now: number, before: number, days: number): string {
+  if (before === 0) return now === 0 ? `as in the previous ${days} days` : `none in the previous ${days} days`;
+  return `${signed.format((now - before) / before)} on the previous ${days} days (${formatPoints(before)})`;
+}
+
+/** The period in figures, each beside the period before it; the redemption rate is points redeemed per point earned. */
+function PeriodFigures({ days, current, previous }: { days: number; current: ReportPeriod[]; previous: ReportPeriod[] }) {
+  const rows = FLOWS.map((f) => ({ label: f.label, now: sum(current, f.key), before: sum(previous, f.key) }));
+  const rate = (periods: ReportPeriod[]) => (sum(periods, 'points_earned') === 0 ? null : sum(periods, 'points_redeemed') / sum(periods, 'points_earned'));
+  const [rateNow, rateBefore] = [rate(current), rate(previous)];
+  return (
+    <section aria-labelledby="period-heading" className="card period">
+      <h2 id="period-heading">Last {days} days</h2>
+      <dl>
+        {rows.map((r) => (
+          <Fragment key={r.label}>
+            <dt>Points {r.label.toLowerCase()}</dt>
+            <dd>
+              {formatPoints(r.now)} <span className="muted">{versus(r.now, r.before, days)}</span>
+            </dd>
+          </Fragment>
+        ))}
+        <dt>Redemption rate</dt>
+        <dd data-testid="redemption-rate">
+          {rateNow === null ? 'no points earned' : percent.format(rateNow)}{' '}
+          <span className="muted">
+            {rateBefore === null ? `none in the previous ${days} days` : `${percent.format(rateBefore)} in the previous ${days} days`}
+          </span>
+        </dd>
+      </dl>
+    </section>
+  );
+}
+
+function Figures({ report: r, currency }: { report: ProgrammeReport; currency: string }) {
   return (
     <div className="cards">
       <section aria-labelledby="programme-heading" className="card">
@@ -47,7 +87,9 @@ function Figures({ report: r }: { report: ProgrammeReport }) {
           <dt>Points pending</dt>
           <dd>{formatPoints(r.points_pending)}</dd>
           <dt>Store credit outstanding</dt>
-          <dd>{formatCredits(r.credits_outstanding)}</dd>
+          <dd>
+            {formatCredits(r.credits_outstanding)} {currency}
+          </dd>
           <dt>Redemptions (last 30 days)</dt>
           <dd>{formatPoints(r.redemptions_last_30_days)}</dd>
         </dl>

@@ -1,6 +1,7 @@
 import type { components } from '@loyalty-api/client';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useClient } from '../../lib/api';
+import { useShop } from '../../lib/shop';
 
 export type ReportPeriod = components['schemas']['PointsReportPeriod'];
 export type ProgrammeReport = components['schemas']['ProgrammeReport'];
@@ -18,15 +19,17 @@ export function rangeOf(timeZone: string, days: number, now = Date.now()): { fro
   return { from, to };
 }
 
-/** The points report per day over the range, and the programme report. */
+/** The `days` days before a range: what the Overview compares it with. */
+export function previousRange(range: { from: string }, days: number): { from: string; to: string } {
+  const start = Date.parse(`${range.from}T00:00:00Z`);
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  return { from: day(start - days * DAY_MS), to: day(start - DAY_MS) };
+}
+
+/** The points report per day over the range and over the one before it, and the programme report. */
 export function useOverview(days: Range) {
   const client = useClient();
-  const shop = useQuery({
-    queryKey: ['shop'],
-    // Read at sign-in; settings change seldom.
-    staleTime: Infinity,
-    queryFn: async ({ signal }) => (await client.GET('/merchant_api/v1/shop', { signal })).data,
-  });
+  const shop = useShop();
   const timeZone = shop.data?.timezone;
   const points = useQuery({
     queryKey: ['reports', 'points', timeZone, days],
@@ -35,9 +38,21 @@ export function useOverview(days: Range) {
     queryFn: async ({ signal }) =>
       (await client.GET('/merchant_api/v1/reports/points', { params: { query: { ...rangeOf(timeZone!, days), interval: 'day' } }, signal })).data,
   });
+  const previous = useQuery({
+    queryKey: ['reports', 'points', timeZone, days, 'previous'],
+    enabled: timeZone !== undefined,
+    placeholderData: keepPreviousData,
+    queryFn: async ({ signal }) =>
+      (
+        await client.GET('/merchant_api/v1/reports/points', {
+          params: { query: { ...previousRange(rangeOf(timeZone!, days), days), interval: 'day' } },
+          signal,
+        })
+      ).data,
+  });
   const programme = useQuery({
     queryKey: ['reports', 'programme'],
     queryFn: async ({ signal }) => (await client.GET('/merchant_api/v1/reports/programme', { signal })).data,
   });
-  return { shop, points, programme };
+  return { shop, points, previous, programme };
 }

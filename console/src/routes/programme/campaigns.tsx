@@ -81,6 +81,8 @@ function CancelCampaign({ campaign, refresh }: { campaign: Row; refresh: () => P
   return (
     <ConfirmButton
       label="Cancel campaign"
+      name={`Cancel campaign ${String(campaign.name)}`}
+      danger
       title={`Cancel campaign ${campaign.id}?`}
       question={`Orders placed from now on no longer earn under “${String(campaign.name)}”; what orders already earned stays. This cannot be undone.`}
       confirmLabel="Cancel the campaign"

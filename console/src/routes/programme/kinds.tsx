@@ -1,24 +1,13 @@
-import type { components } from '@loyalty-api/client';
 import type { RecordKind } from '../../components/record-section';
 import type { FieldSpec, FormValues } from '../../components/record-form';
 import { formatCredits, formatPoints } from '../../lib/format';
+import { labelOf, optionsOf, REWARD_KINDS, RULE_KINDS } from '../../lib/labels';
 import type { Row } from '../../lib/records';
 import { ToggleEnabled } from './toggle-enabled';
-import { UploadCodes } from './upload-codes';
+import { CodeStock, UploadCodes } from './upload-codes';
 
 // The programme's records as their pages show them (docs/earning.md, console/README.md). Field names
 // are the API's, so its validation errors land beside the field they name.
-
-type Schemas = components['schemas'];
-const RULE_KINDS = [
-  'order',
-  'signup',
-  'birthday',
-  'referral_referrer',
-  'referral_friend',
-  'subscription_billing',
-] as const satisfies readonly Schemas['EarningRule']['kind'][];
-const REWARD_KINDS = ['fixed_amount_discount', 'percentage_discount', 'free_shipping', 'free_product'] as const satisfies readonly Schemas['Reward']['kind'][];
 
 const isOrder = (v: FormValues) => v.kind === 'order';
 const notOrder = (v: FormValues) => v.kind !== 'order';
@@ -35,7 +24,7 @@ function earns(r: Row): string {
 }
 
 const ruleFields: FieldSpec[] = [
-  { name: 'kind', label: 'Kind', kind: 'select', options: RULE_KINDS },
+  { name: 'kind', label: 'Kind', kind: 'select', options: optionsOf(RULE_KINDS) },
   { name: 'enabled', label: 'Enabled', kind: 'checkbox', initial: true },
   { name: 'points_per_unit', label: 'Points per unit', kind: 'integer', nullable: true, applies: isOrder },
   { name: 'unit_amount', label: 'Unit amount', kind: 'decimal', nullable: true, applies: isOrder, placeholder: '1.00' },
@@ -52,20 +41,20 @@ export const earningRules: RecordKind = {
   empty: 'No earning rules yet: customers earn nothing until one is created.',
   columns: [
     { label: 'ID', cell: (r) => r.id },
-    { label: 'Kind', cell: (r) => String(r.kind) },
+    { label: 'Kind', cell: (r) => labelOf(RULE_KINDS, r.kind) },
     { label: 'Earns', cell: earns },
     { label: 'Enabled', cell: (r) => yesNo(r.enabled) },
   ],
   fields: ruleFields,
   editFields: ruleFields,
   remove: { verb: 'Delete', consequence: 'The rule stops earning and is gone for good; points it already granted stay.' },
-  actions: (r, refresh) => <ToggleEnabled path="/merchant_api/v1/earning_rules" row={r} onDone={refresh} />,
+  actions: (r, refresh) => <ToggleEnabled path="/merchant_api/v1/earning_rules" row={r} name={`earning rule ${r.id}`} onDone={refresh} />,
 };
 
 const rewardFields: FieldSpec[] = [
   { name: 'name', label: 'Name', kind: 'text' },
   { name: 'points_price', label: 'Points price', kind: 'integer' },
-  { name: 'kind', label: 'Kind', kind: 'select', options: REWARD_KINDS },
+  { name: 'kind', label: 'Kind', kind: 'select', options: optionsOf(REWARD_KINDS) },
   { name: 'value', label: 'Value', kind: 'decimal', placeholder: 'amount or percent off' },
   { name: 'enabled', label: 'Enabled', kind: 'checkbox', initial: true },
   { name: 'limit_per_customer', label: 'Limit per customer', kind: 'integer', nullable: true, placeholder: 'no limit' },
@@ -82,9 +71,10 @@ export const rewards: RecordKind = {
     { label: 'ID', cell: (r) => r.id },
     { label: 'Name', cell: (r) => String(r.name) },
     { label: 'Points price', numeric: true, cell: (r) => formatPoints(Number(r.points_price)) },
-    { label: 'Kind', cell: (r) => String(r.kind) },
+    { label: 'Kind', cell: (r) => labelOf(REWARD_KINDS, r.kind) },
     { label: 'Value', numeric: true, cell: (r) => formatCredits(Number(r.value)) },
     { label: 'Limit per customer', numeric: true, cell: (r) => orNone(r.limit_per_customer) },
+    { label: 'Codes', cell: (r) => <CodeStock reward={r} /> },
     { label: 'Enabled', cell: (r) => yesNo(r.enabled) },
   ],
   fields: rewardFields,

@@ -4,8 +4,8 @@ import { errorText } from '../../lib/errors';
 import { recordApi, type Row } from '../../lib/records';
 import { newIdempotencyKey } from '@loyalty-api/client';
 
-/** "Enable" / "Disable" a record at once (not destructive: the other undoes it); a refusal is said beside it. */
-export function ToggleEnabled({ path, row, onDone }: { path: string; row: Row; onDone: () => Promise<void> }) {
+/** "Enable" / "Disable" a record at once, named with its row (`name`: "earning rule 3") (not destructive: the other undoes it); a refusal is said beside it. */
+export function ToggleEnabled({ path, row, name, onDone }: { path: string; row: Row; name: string; onDone: () => Promise<void> }) {
   const api = recordApi(useClient(), path);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -23,7 +23,7 @@ export function ToggleEnabled({ path, row, onDone }: { path: string; row: Row; o
   };
   return (
     <>
-      <button type="button" disabled={busy} onClick={() => void toggle()}>
+      <button type="button" aria-label={`${row.enabled ? 'Disable' : 'Enable'} ${name}`} disabled={busy} onClick={() => void toggle()}>
         {row.enabled ? 'Disable' : 'Enable'}
       </button>
       {error ? (

@@ -1,4 +1,5 @@
 import { LoyaltyApiError, newIdempotencyKey } from '@loyalty-api/client';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { ErrorAlert } from '../../components/alert';
 import { useClient } from '../../lib/api';
@@ -33,6 +34,7 @@ function lineErrors(error: unknown, lines: number[]): { byLine: string[]; rest: 
 /** "Upload codes": a reward's pool of codes from a text file, one code a line, all or nothing. */
 export function UploadCodes({ reward }: { reward: Row }) {
   const client = useClient();
+  const queries = useQueryClient();
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const fileId = useId();
@@ -56,6 +58,7 @@ export function UploadCodes({ reward }: { reward: Row }) {
         headers: { 'Idempotency-Key': key.current },
       });
       key.current = newIdempotencyKey();
+      void queries.invalidateQueries({ queryKey: ['/merchant_api/v1/rewards', 'codes', reward.id] });
       setDone(`Added ${formatPoints(data.added ?? codes.length)} codes: ${formatPoints(data.available)} available, ${formatPoints(data.issued)} issued.`);
     } catch (e) {
       if (e instanceof LoyaltyApiError && e.code === 'idempotency_key_in_use') return;
@@ -66,7 +69,7 @@ export function UploadCodes({ reward }: { reward: Row }) {
   const errors = lineErrors(error, lines);
   return (
     <>
-      <button type="button" onClick={() => dialog.current?.showModal()}>
+      <button type="button" aria-label={`Upload codes for ${String(reward.name)}`} onClick={() => dialog.current?.showModal()}>
         Upload codes
       </button>
       <dialog ref={dialog} aria-labelledby={titleId}>
@@ -102,6 +105,24 @@ export function UploadCodes({ reward }: { reward: Row }) {
           </div>
         </form>
       </dialog>
+    </>
+  );
+}
+
+/** A reward's code stock: uploaded codes left and issued, or that its codes are generated (no pool). */
+export function CodeStock({ reward }: { reward: Row }) {
+  const client = useClient();
+  const stock = useQuery({
+    queryKey: ['/merchant_api/v1/rewards', 'codes', reward.id],
+    queryFn: async ({ signal }) => (await client.GET('/merchant_api/v1/rewards/{id}/codes', { params: { path: { id: reward.id } }, signal })).data,
+  });
+  if (stock.error) return <span className="muted">unknown</span>;
+  if (!stock.data) return <span className="muted">…</span>;
+  const { available, issued } = stock.data;
+  if (available === 0 && issued === 0) return <>Generated</>;
+  return (
+    <>
+      {formatPoints(available)} left, {formatPoints(issued)} issued
     </>
   );
 }

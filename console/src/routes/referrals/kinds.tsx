@@ -37,6 +37,7 @@ function PendingActions({ row, refresh }: { row: Row; refresh: () => Promise<voi
     <>
       <ConfirmButton
         label="Complete"
+        name={`Complete referral ${row.id}`}
         title={`Complete referral ${row.id}?`}
         question={`The referral rules reward both sides now, as if ${String(row.referred_email)} had made a first paid order.`}
         confirmLabel="Complete referral"
@@ -44,6 +45,8 @@ function PendingActions({ row, refresh }: { row: Row; refresh: () => Promise<voi
       />
       <ConfirmButton
         label="Cancel referral"
+        name={`Cancel referral ${row.id}`}
+        danger
         title={`Cancel referral ${row.id}?`}
         question={`Nobody earns from it, and ${String(row.referred_email)} can be referred again.`}
         confirmLabel="Cancel the referral"

@@ -124,7 +124,7 @@ function DeliveryList({ webhookId, status }: { webhookId: number; status: Status
               <td>{formatTime(d.created_at)}</td>
               <td className="actions">
                 {d.status === 'failed' ? (
-                  <button type="button" onClick={() => void retry(d)}>
+                  <button type="button" aria-label={`Retry delivery ${d.id}`} onClick={() => void retry(d)}>
                     Retry
                   </button>
                 ) : null}
