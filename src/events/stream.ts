@@ -1,0 +1,327 @@
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Gauge, type Registry } from 'prom-client';
+import { transaction, transactionLock } from '../db/dialect.js';
+import type { DB, StreamEventsTable } from '../db/tables.js';
+import { recordStreamEvents } from './outbox.js';
+
+// The event stream (DESIGN 18, docs/scaling.md). With EVENT_STREAM_URL set, the outbox writes
+// every event it records to stream_events as well (events/outbox.ts), in the transaction of what
+// it announces. A relay in every serving process claims a batch of them (a lease, claimed_by until
+// claimed_until, taken under one short lock so that no two relays ever hold events of the same
+// shop at once), publishes each to JetStream's stream LOYALTY as `loyalty.<shop_id>.<topic>` with
+// the event id as Nats-Msg-Id, in order per shop, and marks published only the events the stream
+// acknowledged. A relay that dies between the acknowledgement and the mark leaves its lease to
+// expire; the next publishes those events again and the stream drops the copies (its
+// duplicate window). With the broker away the relay claims nothing: the events wait.
+
+export const STREAM_NAME = 'LOYALTY';
+export const streamSubject = (shopId: number, topic: string): string => `loyalty.${shopId}.${topic}`;
+
+/** Published events are kept this long (for `loyalty stream status`), then pruned. */
+const KEEP_PUBLISHED_MS = 24 * 3_600_000;
+const PRUNE_EVERY_MS = 60_000;
+const PRUNE_BATCH = 1000;
+/** The longest a relay waits for one acknowledgement. */
+const ACK_TIMEOUT_MS = 2000;
+
+export type ClaimedEvent = Pick<StreamEventsTable, 'shop_id' | 'id' | 'event_id' | 'topic' | 'payload' | 'created_at'>;
+
+/**
+ * Claims up to `limit` unpublished events, oldest first per shop, of shops no other relay holds a
+ * live claim on; the claim lasts `leaseMs`. One relay claims at a time (a transaction lock on
+ * PostgreSQL; SQLite's writes are serialised): two never split one shop's events between them.
+ */
+export function claimStreamEvents(db: DB, owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedEvent[]> {
+  return transaction(db, async (trx) => {
+    await transactionLock(trx, 'stream:claim');
+    const heldByOthers = trx
+      .selectFrom('stream_events')
+      .select('shop_id')
+      .where('published_at', 'is', null)
+      .where('claimed_until', '>=', now)
+      .where('claimed_by', '<>', owner);
+    const rows = await trx
+      .selectFrom('stream_events')
+      .select(['shop_id', 'id', 'event_id', 'topic', 'payload', 'created_at'])
+      .where('published_at', 'is', null)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now), eb('claimed_by', '=', owner)]))
+      .where('shop_id', 'not in', heldByOthers)
+      .orderBy('shop_id')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    if (rows.length > 0) {
+      await trx
+        .updateTable('stream_events')
+        .set({ claimed_by: owner, claimed_until: now + leaseMs })
+        .where((eb) =>
+          eb(
+            eb.refTuple('shop_id', 'id'),
+            'in',
+            rows.map((row) => eb.tuple(row.shop_id, row.id)),
+          ),
+        )
+        .execute();
+    }
+    return rows;
+  });
+}
+
+/** Marks a shop's events published (acknowledged by the stream) and gives back the rest of its claim. */
+export async function settleStreamEvents(db: DB, owner: string, shopId: number, published: number[], released: number[], now: number): Promise<void> {
+  await transaction(db, async (trx) => {
+    if (published.length > 0) {
+      await trx
+        .updateTable('stream_events')
+        .set({ published_at: now, claimed_by: null, claimed_until: null })
+        .where('shop_id', '=', shopId)
+        .where('id', 'in', published)
+        .execute();
+    }
+    if (released.length > 0) {
+      await trx
+        .updateTable('stream_events')
+        .set({ claimed_by: null, claimed_until: null })
+        .where('shop_id', '=', shopId)
+        .where('id', 'in', released)
+        .where('claimed_by', '=', owner)
+        .execute();
+    }
+  });
+}
+
+/** Deletes at most `limit` events published before `before`; returns how many. */
+export async function pruneStreamEvents(db: DB, before: number, limit = PRUNE_BATCH): Promise<number> {
+  const oldest = db
+    .selectFrom('stream_events')
+    .select(['shop_id', 'id'])
+    .where('published_at', 'is not', null)
+    .where('published_at', '<', before)
+    .orderBy('published_at')
+    .limit(limit)
+    .$asTuple('shop_id', 'id');
+  const result = await db
+    .deleteFrom('stream_events')
+    .where((eb) => eb(eb.refTuple('shop_id', 'id'), 'in', oldest))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export interface StreamStatus {
+  /** Events not yet acknowledged by the stream. */
+  backlog: number;
+  /** When the oldest of them was recorded (ms), or null. */
+  oldest_pending_at: number | null;
+  last_published: { shop_id: number; event_id: string; topic: string; created_at: number; published_at: number } | null;
+}
+
+export async function streamBacklog(db: DB): Promise<number> {
+  const row = await db
+    .selectFrom('stream_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('published_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function streamStatus(db: DB): Promise<StreamStatus> {
+  const pending = await db
+    .selectFrom('stream_events')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('published_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  const last = await db
+    .selectFrom('stream_events')
+    .select(['shop_id', 'event_id', 'topic', 'created_at', 'published_at'])
+    .where('published_at', 'is not', null)
+    .orderBy('published_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return {
+    backlog: Number(pending.n),
+    oldest_pending_at: pending.oldest === null ? null : Number(pending.oldest),
+    last_published:
+      last === undefined ? null : { ...last, shop_id: Number(last.shop_id), created_at: Number(last.created_at), published_at: Number(last.published_at) },
+  };
+}
+
+/** `loyalty_event_stream_backlog`: events recorded and not yet acknowledged (the same in every process). */
+export function registerStreamMetrics(registry: Registry, db: DB): void {
+  new Gauge({
+    name: 'loyalty_event_stream_backlog',
+    help: 'Events in the outbox not yet acknowledged by the event stream',
+    registers: [registry],
+    aggregator: 'max',
+    async collect() {
+      this.set(await streamBacklog(db));
+    },
+  });
+}
+
+/**
+ * The event stream (DESIGN 18) as EVENT_STREAM_URL says: when set, every event also goes to the
+ * stream's outbox and /metrics shows its backlog; when not, the outbox is as it always was.
+ */
+export function registerEventStream(url: string | null, registry: Registry, db: DB): void {
+  recordStreamEvents(url !== null);
+  if (url !== null) registerStreamMetrics(registry, db);
+}
+
+export interface RelayOptions {
+  url: string;
+  pollMs: number;
+  leaseMs: number;
+  /** Events claimed at once. */
+  batch?: number;
+  clock?: () => number;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** Called with each event once the stream acknowledged it (the benchmark's lag). */
+  onPublished?: (event: ClaimedEvent, at: number) => void;
+}
+
+const sleep = (ms: number, signal: { wake?: () => void }) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+
+/** The relay of one serving process: start() once, stop() on shutdown. */
+export class StreamRelay {
+  readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private nc: NatsConnection | null = null;
+  private js: JetStreamClient | null = null;
+  /** Connected, and the stream known to exist since the last (re)connection. */
+  private ready = false;
+  /** The connection is up (the client reconnects by itself after a loss). */
+  private linked = false;
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+  private readonly pause: { wake?: () => void } = {};
+  private lastPrune = 0;
+  private readonly clock: () => number;
+  private readonly batch: number;
+
+  constructor(
+    private readonly db: DB,
+    private readonly options: RelayOptions,
+  ) {
+    this.clock = options.clock ?? Date.now;
+    this.batch = options.batch ?? 200;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Whether the broker is connected and the stream ready. */
+  get connected(): boolean {
+    return this.ready;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.pause.wake?.();
+    await this.loop;
+    await this.nc?.close().catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let full = false;
+      try {
+        if (this.nc === null) await this.connect();
+        if (this.nc !== null && this.linked && !this.ready) await this.ensureStream();
+        if (this.ready) full = (await this.pass()) >= this.batch;
+        await this.prune();
+      } catch (err) {
+        this.options.log.warn({ err: (err as Error).message }, 'event stream relay: will try again');
+      }
+      if (!full && !this.stopped) await sleep(this.ready ? this.options.pollMs : 1000, this.pause);
+    }
+  }
+
+  /** One attempt; the client then reconnects by itself for good. */
+  private async connect(): Promise<void> {
+    const servers = this.options.url.split(',').map((s) => s.trim());
+    const nc = await connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 2000, name: `loyalty relay ${this.owner}` });
+    if (this.stopped) {
+      await nc.close();
+      return;
+    }
+    this.nc = nc;
+    this.linked = true;
+    this.js = jetstream(nc, { timeout: ACK_TIMEOUT_MS });
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'disconnect') this.linked = this.ready = false;
+        // After a reconnection the stream may be new (a broker that lost its storage): checked again.
+        if (status.type === 'reconnect') {
+          this.linked = true;
+          this.pause.wake?.();
+        }
+      }
+    })();
+    this.options.log.info({ url: this.options.url }, 'event stream relay connected');
+  }
+
+  /** The stream LOYALTY, created when missing. */
+  private async ensureStream(): Promise<void> {
+    if (this.nc === null || this.nc.isClosed()) return;
+    const jsm = await jetstreamManager(this.nc, { timeout: ACK_TIMEOUT_MS });
+    try {
+      await jsm.streams.info(STREAM_NAME);
+    } catch (err) {
+      if (!/not found/i.test((err as Error).message)) throw err;
+      await jsm.streams.add({ name: STREAM_NAME, subjects: ['loyalty.>'] });
+      this.options.log.info({ stream: STREAM_NAME }, 'event stream created');
+    }
+    this.ready = true;
+  }
+
+  /** Claims, publishes and settles one batch; returns how many events it claimed. */
+  private async pass(): Promise<number> {
+    const claimed = await claimStreamEvents(this.db, this.owner, this.clock(), this.options.leaseMs, this.batch);
+    const shops = new Map<number, ClaimedEvent[]>();
+    for (const event of claimed) {
+      const shopId = Number(event.shop_id);
+      shops.set(shopId, [...(shops.get(shopId) ?? []), event]);
+    }
+    await Promise.all([...shops].map(([shopId, events]) => this.publishShop(shopId, events)));
+    return claimed.length;
+  }
+
+  /**
+   * Publishes a shop's events in order: all sent at once on the one connection, which the
+   * stream stores in the order sent; only the events up to the first not acknowledged are
+   * marked published, the rest are claimed again (a copy the stream already holds is dropped).
+   */
+  private async publishShop(shopId: number, events: ClaimedEvent[]): Promise<void> {
+    const js = this.js!;
+    const acks = await Promise.allSettled(
+      events.map((event) => js.publish(streamSubject(shopId, event.topic), event.payload, { msgID: event.event_id, timeout: ACK_TIMEOUT_MS })),
+    );
+    const failed = acks.findIndex((ack) => ack.status === 'rejected');
+    const upTo = failed === -1 ? events.length : failed;
+    const now = this.clock();
+    const ids = events.map((event) => Number(event.id));
+    await settleStreamEvents(this.db, this.owner, shopId, ids.slice(0, upTo), ids.slice(upTo), now);
+    for (const event of events.slice(0, upTo)) this.options.onPublished?.(event, now);
+    if (failed !== -1) {
+      this.ready = false;
+      throw (acks[failed] as PromiseRejectedResult).reason;
+    }
+  }
+
+  private async prune(): Promise<void> {
+    const now = this.clock();
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    await pruneStreamEvents(this.db, now - KEEP_PUBLISHED_MS);
+  }
+}
