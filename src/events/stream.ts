@@ -34,8 +34,17 @@ export type ClaimedEvent = Pick<StreamEventsTable, 'shop_id' | 'id' | 'event_id'
  * live claim on; the claim lasts `leaseMs`. One relay claims at a time (a transaction lock on
  * PostgreSQL; SQLite's writes are serialised): two never split one shop's events between them.
  */
-export function claimStreamEvents(db: DB, owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedEvent[]> {
+export function claimStreamEvents(
+  db: DB,
+  owner: string,
+  now: number,
+  leaseMs: number,
+  limit: number,
+  settled: readonly Settlement[] = [],
+): Promise<ClaimedEvent[]> {
   return transaction(db, async (trx) => {
+    // What the last batch came to, written in this transaction: one write per batch, not two.
+    await writeSettlements(trx, owner, settled);
     await transactionLock(trx, 'stream:claim');
     const heldByOthers = trx
       .selectFrom('stream_events')
@@ -43,40 +52,55 @@ export function claimStreamEvents(db: DB, owner: string, now: number, leaseMs: n
       .where('published_at', 'is', null)
       .where('claimed_until', '>=', now)
       .where('claimed_by', '<>', owner);
-    const rows = await trx
+    const oldest = trx
       .selectFrom('stream_events')
-      .select(['shop_id', 'id', 'event_id', 'topic', 'payload', 'created_at'])
+      .select(['shop_id', 'id'])
       .where('published_at', 'is', null)
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now), eb('claimed_by', '=', owner)]))
       .where('shop_id', 'not in', heldByOthers)
       .orderBy('shop_id')
       .orderBy('id')
       .limit(limit)
+      .$asTuple('shop_id', 'id');
+    // Claimed in one statement, then read back through the claims' index.
+    const until = now + leaseMs;
+    await trx
+      .updateTable('stream_events')
+      .set({ claimed_by: owner, claimed_until: until })
+      .where((eb) => eb(eb.refTuple('shop_id', 'id'), 'in', oldest))
       .execute();
-    if (rows.length > 0) {
-      await trx
-        .updateTable('stream_events')
-        .set({ claimed_by: owner, claimed_until: now + leaseMs })
-        .where((eb) =>
-          eb(
-            eb.refTuple('shop_id', 'id'),
-            'in',
-            rows.map((row) => eb.tuple(row.shop_id, row.id)),
-          ),
-        )
-        .execute();
-    }
+    const rows = await trx
+      .selectFrom('stream_events')
+      .select(['shop_id', 'id', 'event_id', 'topic', 'payload', 'created_at'])
+      .where('published_at', 'is', null)
+      .where('claimed_until', '=', until)
+      .where('claimed_by', '=', owner)
+      .orderBy('shop_id')
+      .orderBy('id')
+      .execute();
     return rows;
   });
 }
 
-/** Marks a shop's events published (acknowledged by the stream) and gives back the rest of its claim. */
-export async function settleStreamEvents(db: DB, owner: string, shopId: number, published: number[], released: number[], now: number): Promise<void> {
-  await transaction(db, async (trx) => {
+/** What publishing a shop's claimed events came to: those acknowledged (at `at`), and those given back. */
+export interface Settlement {
+  shopId: number;
+  published: number[];
+  released: number[];
+  at: number;
+}
+
+/** Marks events published (acknowledged by the stream) and gives back the rest of the claims. */
+export function settleStreamEvents(db: DB, owner: string, settled: readonly Settlement[]): Promise<void> {
+  return settled.length === 0 ? Promise.resolve() : transaction(db, (trx) => writeSettlements(trx, owner, settled));
+}
+
+async function writeSettlements(trx: DB, owner: string, settled: readonly Settlement[]): Promise<void> {
+  for (const { shopId, published, released, at } of settled) {
     if (published.length > 0) {
       await trx
         .updateTable('stream_events')
-        .set({ published_at: now, claimed_by: null, claimed_until: null })
+        .set({ published_at: at, claimed_by: null, claimed_until: null })
         .where('shop_id', '=', shopId)
         .where('id', 'in', published)
         .execute();
@@ -90,7 +114,7 @@ export async function settleStreamEvents(db: DB, owner: string, shopId: number, 
         .where('claimed_by', '=', owner)
         .execute();
     }
-  });
+  }
 }
 
 /** Deletes at most `limit` events published before `before`; returns how many. */
@@ -174,7 +198,7 @@ export interface RelayOptions {
   url: string;
   pollMs: number;
   leaseMs: number;
-  /** Events claimed at once. */
+  /** Events claimed at once (default 1000: a batch of the API's writes). */
   batch?: number;
   clock?: () => number;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
@@ -204,6 +228,8 @@ export class StreamRelay {
   private loop: Promise<void> | null = null;
   private readonly pause: { wake?: () => void } = {};
   private lastPrune = 0;
+  /** A full batch's marks, written with the next claim. */
+  private readonly unsettled: Settlement[] = [];
   private readonly clock: () => number;
   private readonly batch: number;
 
@@ -212,7 +238,7 @@ export class StreamRelay {
     private readonly options: RelayOptions,
   ) {
     this.clock = options.clock ?? Date.now;
-    this.batch = options.batch ?? 200;
+    this.batch = options.batch ?? 1000;
   }
 
   start(): void {
@@ -228,6 +254,7 @@ export class StreamRelay {
     this.stopped = true;
     this.pause.wake?.();
     await this.loop;
+    await settleStreamEvents(this.db, this.owner, this.unsettled.splice(0)).catch(() => undefined);
     await this.nc?.close().catch(() => undefined);
   }
 
@@ -284,38 +311,46 @@ export class StreamRelay {
     this.ready = true;
   }
 
-  /** Claims, publishes and settles one batch; returns how many events it claimed. */
+  /**
+   * Claims, publishes and settles one batch; returns how many events it claimed. A full batch's
+   * marks are written with the next claim (more are waiting); any other, at once.
+   */
   private async pass(): Promise<number> {
-    const claimed = await claimStreamEvents(this.db, this.owner, this.clock(), this.options.leaseMs, this.batch);
+    const claimed = await claimStreamEvents(this.db, this.owner, this.clock(), this.options.leaseMs, this.batch, this.unsettled.splice(0));
     const shops = new Map<number, ClaimedEvent[]>();
     for (const event of claimed) {
       const shopId = Number(event.shop_id);
       shops.set(shopId, [...(shops.get(shopId) ?? []), event]);
     }
-    await Promise.all([...shops].map(([shopId, events]) => this.publishShop(shopId, events)));
+    const results = await Promise.all([...shops].map(([shopId, events]) => this.publishShop(shopId, events)));
+    this.unsettled.push(...results.map((r) => r.settlement));
+    const failure = results.find((r) => r.error !== undefined);
+    if (claimed.length < this.batch || failure !== undefined) await settleStreamEvents(this.db, this.owner, this.unsettled.splice(0));
+    if (failure !== undefined) {
+      this.ready = false;
+      throw failure.error;
+    }
     return claimed.length;
   }
 
   /**
    * Publishes a shop's events in order: all sent at once on the one connection, which the
-   * stream stores in the order sent; only the events up to the first not acknowledged are
-   * marked published, the rest are claimed again (a copy the stream already holds is dropped).
+   * stream stores in the order sent; only the events up to the first not acknowledged count as
+   * published, the rest are given back and claimed again (a copy the stream already holds is
+   * dropped).
    */
-  private async publishShop(shopId: number, events: ClaimedEvent[]): Promise<void> {
+  private async publishShop(shopId: number, events: ClaimedEvent[]): Promise<{ settlement: Settlement; error?: unknown }> {
     const js = this.js!;
     const acks = await Promise.allSettled(
       events.map((event) => js.publish(streamSubject(shopId, event.topic), event.payload, { msgID: event.event_id, timeout: ACK_TIMEOUT_MS })),
     );
     const failed = acks.findIndex((ack) => ack.status === 'rejected');
     const upTo = failed === -1 ? events.length : failed;
-    const now = this.clock();
+    const at = this.clock();
     const ids = events.map((event) => Number(event.id));
-    await settleStreamEvents(this.db, this.owner, shopId, ids.slice(0, upTo), ids.slice(upTo), now);
-    for (const event of events.slice(0, upTo)) this.options.onPublished?.(event, now);
-    if (failed !== -1) {
-      this.ready = false;
-      throw (acks[failed] as PromiseRejectedResult).reason;
-    }
+    for (const event of events.slice(0, upTo)) this.options.onPublished?.(event, at);
+    const settlement = { shopId, published: ids.slice(0, upTo), released: ids.slice(upTo), at };
+    return failed === -1 ? { settlement } : { settlement, error: (acks[failed] as PromiseRejectedResult).reason };
   }
 
   private async prune(): Promise<void> {

@@ -152,7 +152,9 @@ describe(`event stream (${TEST_DIALECT})`, () => {
   it('two serving processes, one killed with kill -9 in the middle of 500 writes and restarted: every event exactly once, in order per shop', async () => {
     await relay.stop();
     const env = { EVENT_STREAM_URL: nats.url, ...STREAM_ENV };
-    const [first, b] = await Promise.all([start(t.url, env), start(t.url, env)]);
+    // Started on a busy machine (other test files run beside this one) the processes may take a while.
+    const slow = { readyTimeoutMs: 90_000 };
+    const [first, b] = await Promise.all([start(t.url, env, slow), start(t.url, env, slow)]);
     let a = first;
     const tokens = [t.token, other.token];
     let failed = 0;
@@ -172,7 +174,7 @@ describe(`event stream (${TEST_DIALECT})`, () => {
     // One write at a time, to either process in turn (SQLite's writers in two processes wait on
     // each other by sleeping); each process's relay publishes meanwhile.
     for (let n = 0; n < 500; n++) {
-      if (n === 300) a = await start(t.url, env);
+      if (n === 300) a = await start(t.url, env, slow);
       // Killed with a write in flight: it committed or not, and the stream holds what committed.
       if (n === 250) setTimeout(() => a.child.kill('SIGKILL'), 3);
       await send(n);

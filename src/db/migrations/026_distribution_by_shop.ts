@@ -35,9 +35,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('claimed_until', 'bigint')
       .addColumn('published_at', 'bigint'),
   ).execute();
-  // The backlog, in order per shop; and the published rows, oldest first, for pruning and status.
+  // The backlog, in order per shop; the published rows, oldest first, for pruning and status.
   await sql`create index stream_events_pending on stream_events (shop_id, id) where published_at is null`.execute(db);
   await sql`create index stream_events_published on stream_events (published_at) where published_at is not null`.execute(db);
+  // The live claims of relays (a handful of batches), found without reading the backlog.
+  await sql`create index stream_events_claims on stream_events (claimed_until) where published_at is null`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
