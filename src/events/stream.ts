@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, createInbox, headers, type NatsConnection } from '@nats-io/transport-node';
 import { Gauge, type Registry } from 'prom-client';
 import { transaction, transactionLock } from '../db/dialect.js';
 import type { DB, StreamEventsTable } from '../db/tables.js';
@@ -219,7 +219,10 @@ const sleep = (ms: number, signal: { wake?: () => void }) =>
 export class StreamRelay {
   readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private nc: NatsConnection | null = null;
-  private js: JetStreamClient | null = null;
+  /** The stream's acknowledgements come to one subscription, `<inbox>.<n>` each. */
+  private readonly inbox = createInbox();
+  private readonly acks = new Map<string, (ack: { error?: { description?: string } }) => void>();
+  private nextAck = 0;
   /** Connected, and the stream known to exist since the last (re)connection. */
   private ready = false;
   /** The connection is up (the client reconnects by itself after a loss). */
@@ -283,7 +286,15 @@ export class StreamRelay {
     }
     this.nc = nc;
     this.linked = true;
-    this.js = jetstream(nc, { timeout: ACK_TIMEOUT_MS });
+    nc.subscribe(`${this.inbox}.*`, {
+      callback: (err, msg) => {
+        if (err !== null) return;
+        const key = msg.subject.slice(this.inbox.length + 1);
+        const settle = this.acks.get(key);
+        this.acks.delete(key);
+        settle?.(msg.data.length > 0 ? msg.json() : { error: { description: 'empty acknowledgement' } });
+      },
+    });
     void (async () => {
       for await (const status of nc.status()) {
         if (status.type === 'disconnect') this.linked = this.ready = false;
@@ -340,10 +351,7 @@ export class StreamRelay {
    * dropped).
    */
   private async publishShop(shopId: number, events: ClaimedEvent[]): Promise<{ settlement: Settlement; error?: unknown }> {
-    const js = this.js!;
-    const acks = await Promise.allSettled(
-      events.map((event) => js.publish(streamSubject(shopId, event.topic), event.payload, { msgID: event.event_id, timeout: ACK_TIMEOUT_MS })),
-    );
+    const acks = await this.publishAll(shopId, events);
     const failed = acks.findIndex((ack) => ack.status === 'rejected');
     const upTo = failed === -1 ? events.length : failed;
     const at = this.clock();
@@ -351,6 +359,37 @@ export class StreamRelay {
     for (const event of events.slice(0, upTo)) this.options.onPublished?.(event, at);
     const settlement = { shopId, published: ids.slice(0, upTo), released: ids.slice(upTo), at };
     return failed === -1 ? { settlement } : { settlement, error: (acks[failed] as PromiseRejectedResult).reason };
+  }
+
+  /**
+   * Publishes events as JetStream does (the message with a reply subject, where the stream
+   * answers its acknowledgement), with the acknowledgements gathered by one subscription and one
+   * timer for the batch rather than a request, a subscription entry and a timer per message.
+   */
+  private publishAll(shopId: number, events: ClaimedEvent[]): Promise<PromiseSettledResult<unknown>[]> {
+    const nc = this.nc!;
+    const keys: string[] = [];
+    const pending = events.map(
+      (event) =>
+        new Promise<unknown>((resolve, reject) => {
+          const key = String(this.nextAck++);
+          keys.push(key);
+          this.acks.set(key, (ack) =>
+            ack.error === undefined ? resolve(ack) : reject(new Error(`the stream refused ${event.event_id}: ${ack.error.description}`)),
+          );
+          const h = headers();
+          h.set('Nats-Msg-Id', event.event_id);
+          nc.publish(streamSubject(shopId, event.topic), event.payload, { headers: h, reply: `${this.inbox}.${key}` });
+        }),
+    );
+    const timer = setTimeout(() => {
+      for (const key of keys) {
+        const settle = this.acks.get(key);
+        this.acks.delete(key);
+        settle?.({ error: { description: `no acknowledgement in ${ACK_TIMEOUT_MS} ms` } });
+      }
+    }, ACK_TIMEOUT_MS);
+    return Promise.allSettled(pending).finally(() => clearTimeout(timer));
   }
 
   private async prune(): Promise<void> {
