@@ -35,11 +35,17 @@ async function send(url: string, token: string, bodies: string[], inFlight: numb
   let next = 0;
   const worker = async () => {
     while (next < bodies.length) {
-      const res = await fetch(`${url}/merchant_api/v1/points_events/batch`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: bodies[next++]!,
-      });
+      const body = bodies[next++]!;
+      let res: Response;
+      // A batch shed while the server is saturated (503, Retry-After) is sent again.
+      while (
+        (res = await fetch(`${url}/merchant_api/v1/points_events/batch`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body,
+        })).status === 503
+      )
+        await new Promise((r) => setTimeout(r, 100));
       if (res.status !== 201) throw new Error(`batch answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
       await res.arrayBuffer();
     }
