@@ -9,6 +9,7 @@ import { redemptions } from './redemptions.js';
 import { workers } from './workers.js';
 import { storefront } from './storefront.js';
 import { reports } from './reports.js';
+import { scale } from './scale.js';
 import { consoleBench } from './console.js';
 
 import type { Benchmark } from './lib/benchmark.js';
@@ -28,5 +29,6 @@ export const benchmarks: Record<string, Benchmark> = {
   workers,
   storefront,
   reports,
+  scale,
   console: consoleBench,
 };

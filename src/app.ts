@@ -13,6 +13,7 @@ import { registerJsonBody } from './http/json-body.js';
 import { checkRequest } from './http/request-checks.js';
 import { nullableSerializer } from './http/serializer.js';
 import { registerMetrics } from './http/metrics.js';
+import { registerEventStream } from './events/stream.js';
 import { API_PREFIX, registerOpenApi, STOREFRONT_PREFIX } from './http/openapi.js';
 import { registerLoadShedding } from './http/overload.js';
 import { registerRateLimit } from './http/protection.js';
@@ -131,7 +132,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     done();
   });
 
-  registerLoadShedding(app, config, registerMetrics(app), requestId);
+  const registry = registerMetrics(app);
+  registerLoadShedding(app, config, registry, requestId);
+  registerEventStream(config.eventStream.url, registry, deps.database.db);
   await registerOpenApi(app);
   registerHealth(app);
 

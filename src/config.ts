@@ -66,6 +66,15 @@ export interface Config {
     /** Webhook URLs may name, and deliveries go to, private, loopback and other non-public addresses (never in a multi-merchant deployment). */
     readonly allowPrivateUrls: boolean;
   };
+  /** The event stream (DESIGN 18, docs/scaling.md); null url: off. */
+  readonly eventStream: {
+    /** `nats://host:4222` (comma-separated for several servers), EVENT_STREAM_URL. */
+    readonly url: string | null;
+    /** How often an idle relay looks for new events. */
+    readonly pollMs: number;
+    /** How long a relay's claim on events lasts before another process may take them over. */
+    readonly leaseMs: number;
+  };
   readonly shutdownTimeoutMs: number;
   readonly bootstrap: boolean;
   /** Processes that serve on the port (node:cluster); 1 serves in this process alone. */
@@ -100,6 +109,13 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 function str(env: Env, name: string): string | null {
   const raw = env[name]?.trim();
   return raw === undefined || raw === '' ? null : raw;
+}
+
+function eventStream(env: Env): Config['eventStream'] {
+  const url = str(env, 'EVENT_STREAM_URL');
+  if (url !== null && !url.split(',').every((u) => /^(nats|tls):\/\/[^\s/]+\/?$/.test(u.trim())))
+    throw new ConfigError(`EVENT_STREAM_URL must be nats://host:port (comma-separated for several servers), got "${url}"`);
+  return { url, pollMs: int(env, 'EVENT_STREAM_POLL_MS', 100, 5, 60_000), leaseMs: int(env, 'EVENT_STREAM_LEASE_MS', 15_000, 1000, 3_600_000) };
 }
 
 function timeouts(env: Env): Config['timeouts'] {
@@ -165,6 +181,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1),
       allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
     },
+    eventStream: eventStream(env),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),
     workers: parseWorkers(str(env, 'WORKERS') ?? '1'),

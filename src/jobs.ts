@@ -12,6 +12,7 @@ import { pruneAuditLog } from './shops/audit.js';
 import { DAY_MS } from './clock.js';
 import { DatabaseBusyError } from './db/connection-queue.js';
 import { optimizeDatabase } from './db/dialect.js';
+import { StreamRelay } from './events/stream.js';
 import { unavailability } from './db/unavailable.js';
 
 // Background work that runs inside `loyalty serve`. Each job must be safe to run in several
@@ -105,4 +106,16 @@ export function startJobs(app: FastifyInstance, list: Job[] = jobs): () => Promi
     for (const timer of timers) clearInterval(timer);
     await Promise.allSettled([...running]);
   };
+}
+
+/**
+ * The event stream's relay (events/stream.ts), in every serving process when EVENT_STREAM_URL is
+ * set; the returned function stops it. Nothing without it.
+ */
+export function startStreamRelay(app: FastifyInstance): () => Promise<void> {
+  const { url, pollMs, leaseMs } = app.config.eventStream;
+  if (url === null) return async () => {};
+  const relay = new StreamRelay(app.db, { url, pollMs, leaseMs, clock: app.clock, log: app.log });
+  relay.start();
+  return () => relay.stop();
 }

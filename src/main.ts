@@ -9,6 +9,7 @@ import { registerImportCommand } from './cli/import.js';
 import { registerOpenApiCommand } from './cli/openapi.js';
 import { registerServeCommands } from './cli/serve.js';
 import { registerShopCommands } from './cli/shops.js';
+import { registerStreamCommands } from './cli/stream.js';
 import { registerVerifyCommand } from './cli/verify.js';
 import { ConfigError } from './config.js';
 
@@ -23,6 +24,7 @@ registerShopCommands(program);
 registerImportCommand(program);
 registerDemoCommand(program);
 registerVerifyCommand(program);
+registerStreamCommands(program);
 registerOpenApiCommand(program);
 registerBackupCommands(program);
 registerExportCommand(program);

@@ -33,6 +33,8 @@ export interface StartOptions {
   cwd?: string;
   /** Arguments of `loyalty serve` (e.g. `--workers auto`). */
   args?: string[];
+  /** How long it may take to answer /readyz; default 30 s. */
+  readyTimeoutMs?: number;
 }
 
 export interface ServerProcess {
@@ -83,7 +85,8 @@ export async function startServer(databaseUrl: string | null, env: Record<string
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  const readyMs = options.readyTimeoutMs ?? 30_000;
+  const deadline = Date.now() + readyMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}${out.stderr ? `: ${out.stderr}` : ''}`);
     try {
@@ -93,7 +96,7 @@ export async function startServer(databaseUrl: string | null, env: Record<string
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error('server did not become ready in 30 s');
+      throw new Error(`server did not become ready in ${readyMs / 1000} s`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }

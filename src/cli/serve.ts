@@ -74,7 +74,7 @@ const WORKER_REQUESTS_PER_CONNECTION = 100;
  */
 async function serveHere(config: Config, worker: boolean): Promise<void> {
   // Loaded here, not at the top, so the administrative commands start quickly.
-  const [{ buildApp }, { startJobs }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
+  const [{ buildApp }, { startJobs, startStreamRelay }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
   const database = connect(config.databaseUrl, {
     maxQueueWaitMs: config.loadShedding.maxQueueWaitMs,
     sqliteCacheMb: config.sqliteCacheMb,
@@ -87,6 +87,7 @@ async function serveHere(config: Config, worker: boolean): Promise<void> {
   await app.listen({ host: config.host, port: config.port });
   if (token !== null) printWelcome(config, (app.server.address() as AddressInfo).port, token);
   const stopJobs = startJobs(app);
+  const stopRelay = startStreamRelay(app);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -99,7 +100,7 @@ async function serveHere(config: Config, worker: boolean): Promise<void> {
     }, config.shutdownTimeoutMs);
     timer.unref();
     try {
-      await stopJobs();
+      await Promise.all([stopJobs(), stopRelay()]);
       await app.close();
       await database.close();
       process.exit(0);

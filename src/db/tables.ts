@@ -414,6 +414,23 @@ export interface WebhookDeliveriesTable extends Timestamps {
   delivered_at: number | null;
 }
 
+/** The event stream's outbox (migration 026, events/stream.ts): one row per event, while EVENT_STREAM_URL is set. */
+export interface StreamEventsTable {
+  shop_id: number;
+  id: number;
+  /** `evt_…`, the webhook deliveries' event id too; the stream's Nats-Msg-Id. */
+  event_id: string;
+  topic: string;
+  /** The body a webhook would carry. */
+  payload: string;
+  created_at: number;
+  /** The relay that claimed it, until when. */
+  claimed_by: string | null;
+  claimed_until: number | null;
+  /** When the stream acknowledged it. */
+  published_at: number | null;
+}
+
 export interface WebhookAttemptsTable {
   shop_id: number;
   delivery_id: number;
@@ -583,6 +600,7 @@ export interface Tables {
   campaigns: CampaignsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  stream_events: StreamEventsTable;
   storefront_keys: StorefrontKeysTable;
   storefront_key_origins: StorefrontKeyOriginsTable;
   expiry_reminders: ExpiryRemindersTable;

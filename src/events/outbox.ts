@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isoTime } from '../clock.js';
-import { allocateIds, insertRows } from '../db/dialect.js';
-import type { DB, WebhookDeliveriesTable } from '../db/tables.js';
+import { allocateIdsOf, insertRows } from '../db/dialect.js';
+import type { DB, StreamEventsTable, WebhookDeliveriesTable } from '../db/tables.js';
 import { PerTransaction } from '../db/per-transaction.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { WebhookTopic } from './topics.js';
@@ -33,9 +33,19 @@ async function shopWebhookTopics(db: DB, shopId: number): Promise<Hook[]> {
 /** The shop's webhooks, read once per transaction (a batch or an import enqueues many times). */
 const hooksOf = new PerTransaction<number, Hook[]>(shopWebhookTopics);
 
-/** Whether the shop has a webhook for any of these topics. */
+/**
+ * Whether every event also goes to the event stream's outbox (stream_events, events/stream.ts):
+ * set once by the app from EVENT_STREAM_URL. Off, the outbox writes webhook deliveries alone.
+ */
+let streaming = false;
+
+export function recordStreamEvents(on: boolean): void {
+  streaming = on;
+}
+
+/** Whether the shop has a webhook for any of these topics, or every event is streamed. */
 export async function wantsTopics(trx: DB, shopId: number, topics: readonly WebhookTopic[]): Promise<boolean> {
-  return (await hooksOf.get(trx, shopId)).some((hook) => topics.some((topic) => subscribes(hook, topic)));
+  return streaming || (await hooksOf.get(trx, shopId)).some((hook) => topics.some((topic) => subscribes(hook, topic)));
 }
 
 /** `evt_` ids, one per event, shared by that event's deliveries to several webhooks. */
@@ -69,7 +79,8 @@ export async function enqueueEvents(
   now: number,
 ): Promise<number> {
   const hooks = (await hooksOf.get(trx, shopId)).filter((hook) => subscribes(hook, topic));
-  if (hooks.length === 0) return 0;
+  const streamed = streaming;
+  if (hooks.length === 0 && !streamed) return 0;
   const data = typeof records === 'function' ? await records() : records;
   if (data.length === 0) return 0;
   const createdAt = isoTime(now);
@@ -77,14 +88,17 @@ export async function enqueueEvents(
   const payloads = data.map((record, i) =>
     JSON.stringify({ id: events[i]!, topic, shop_id: shopId, created_at: createdAt, data: record } satisfies WebhookEventBody),
   );
-  const ids = await allocateIds(trx, shopId, 'webhook_deliveries', data.length * hooks.length);
+  const [ids, streamIds] = await allocateIdsOf(trx, shopId, [
+    ['webhook_deliveries', data.length * hooks.length],
+    ['stream_events', streamed ? data.length : 0],
+  ]);
   const rows: WebhookDeliveriesTable[] = [];
   // Event by event, so each webhook receives the events in the order they happened.
   for (let e = 0; e < data.length; e++) {
     for (const hook of hooks) {
       rows.push({
         shop_id: shopId,
-        id: ids[rows.length]!,
+        id: ids![rows.length]!,
         webhook_id: hook.id,
         event_id: events[e]!,
         topic,
@@ -101,6 +115,22 @@ export async function enqueueEvents(
       });
     }
   }
-  await insertRows(trx, 'webhook_deliveries', rows);
+  if (rows.length > 0) await insertRows(trx, 'webhook_deliveries', rows);
+  if (streamed) await insertRows(trx, 'stream_events', streamRows(shopId, streamIds!, events, topic, payloads, now));
   return rows.length;
+}
+
+/** The events as the stream's outbox rows, in order, none claimed or published yet. */
+function streamRows(shopId: number, ids: number[], events: string[], topic: string, payloads: string[], now: number): StreamEventsTable[] {
+  return events.map((eventId, i) => ({
+    shop_id: shopId,
+    id: ids[i]!,
+    event_id: eventId,
+    topic,
+    payload: payloads[i]!,
+    created_at: now,
+    claimed_by: null,
+    claimed_until: null,
+    published_at: null,
+  }));
 }

@@ -91,7 +91,17 @@ export async function pruneAuditLog(db: DB, before: number, batch = AUDIT_PRUNE_
 
 /** Deletes at most `limit` entries, of any shop, that occurred before `before`; returns how many. */
 export async function pruneAuditEvents(db: DB, before: number, limit: number): Promise<number> {
-  const oldest = db.selectFrom('audit_events').select('id').where('occurred_at', '<', before).orderBy('occurred_at').limit(limit);
-  const result = await db.deleteFrom('audit_events').where('id', 'in', oldest).executeTakeFirst();
+  // By the whole key (shop_id, id): on PostgreSQL the key is the one index that finds an entry.
+  const oldest = db
+    .selectFrom('audit_events')
+    .select(['shop_id', 'id'])
+    .where('occurred_at', '<', before)
+    .orderBy('occurred_at')
+    .limit(limit)
+    .$asTuple('shop_id', 'id');
+  const result = await db
+    .deleteFrom('audit_events')
+    .where((eb) => eb(eb.refTuple('shop_id', 'id'), 'in', oldest))
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

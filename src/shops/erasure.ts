@@ -29,6 +29,7 @@ const ERASED = [
   erased('webhook_attempts', 'delivery_id', 'attempt'),
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),
+  erased('stream_events', 'id'),
   erased('earning_rules', 'id'),
   erased('campaigns', 'id'),
   erased('vip_tiers', 'id'),

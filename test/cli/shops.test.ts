@@ -6,6 +6,7 @@ import { MAIN } from '../../bench/lib/server.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { connect, type Database } from '../../src/db/connect.js';
+import { recordStreamEvents } from '../../src/events/outbox.js';
 import { API } from '../helpers/app.js';
 import { cliContext, type CliContext, type CliShop } from '../helpers/cli.js';
 import { createTestDatabase, rowsOfShop, TEST_DIALECT, type TestDatabase } from '../helpers/database.js';
@@ -380,8 +381,11 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
   let keptRows: Record<string, number>;
   let erasedRows: Record<string, number>;
   beforeAll(async () => {
+    // As with EVENT_STREAM_URL set: the stream's outbox holds the shops' events too.
+    recordStreamEvents(true);
     erased = await filledShop('Leaving');
     kept = await filledShop('Staying');
+    recordStreamEvents(false);
     erasedRows = await rowsOf(erased);
     keptRows = await rowsOf(kept);
   });
