@@ -29,6 +29,11 @@ const ERASED = [
   erased('webhook_attempts', 'delivery_id', 'attempt'),
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),
+  // Connections first: no delivery is received for the shop meanwhile.
+  erased('connection_deliveries', 'id'),
+  erased('connections', 'id'),
+  erased('connection_refunds', 'refund_id'),
+  erased('connection_sources', 'kind', 'remote_id'),
   erased('earning_rules', 'id'),
   erased('campaigns', 'id'),
   erased('vip_tiers', 'id'),
