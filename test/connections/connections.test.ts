@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { connect, type Database } from '../../src/db/connect.js';
 import { pruneBodies } from '../../src/connections/repository.js';
+import { sendSampleDeliveries } from '../../src/cli/sample-deliveries.js';
 import { API, DAY, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { expectConsistentLedger } from '../ledger/fixtures.js';
@@ -312,6 +313,15 @@ describe(`store connections (${TEST_DIALECT})`, () => {
     expect(await order(9101)).toMatchObject({ financial_status: 'voided' });
     // As PUT /orders with voided does: what the paid order earned, less the refund's share, stays.
     expect(await customer(301)).toMatchObject({ email: 'lin@example.com', points_balance: 80 - 25 });
+    await expectConsistentLedger(t);
+  });
+
+  it("fills a demo connection's log with signed sample deliveries (loyalty connections demo)", async () => {
+    const sent = await sendSampleDeliveries(t.database.db, t.config, t.shop, t.clock.now);
+    expect(sent.ingest_url).toBe(`https://loyalty.example.com/ingest/v1/shopify/${sent.connection_id}`);
+    expect(sent.deliveries.map((d) => d.status)).toEqual(['applied', 'duplicate', 'stale', 'deferred', 'applied', 'failed', 'ignored']);
+    const log = await deliveries(sent.connection_id);
+    expect(log.map((d: { status: string }) => d.status)).toEqual(['applied', 'stale', 'applied', 'applied', 'failed', 'ignored']);
     await expectConsistentLedger(t);
   });
 
