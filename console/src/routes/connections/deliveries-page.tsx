@@ -48,7 +48,7 @@ export function ConnectionDeliveriesPage({ id }: { id: number }) {
       <h1>Deliveries of connection {id}</h1>
       <ErrorAlert message={connection.error ? errorText(connection.error) : null} />
       {connection.data ? (
-        <p className="muted">
+        <p className="muted" style={{ overflowWrap: 'anywhere' }}>
           {connection.data.name} ({connection.data.status}) ← {connection.data.ingest_url}
         </p>
       ) : null}

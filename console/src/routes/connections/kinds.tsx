@@ -60,7 +60,7 @@ function IngestUrl({ row }: { row: Row }) {
   return (
     <>
       <code>{url}</code>{' '}
-      <button type="button" onClick={() => void copy()} aria-label={`Copy the ingest URL of connection ${row.id}`}>
+      <button type="button" onClick={() => void copy()} aria-label={`${copied ? 'Copied' : 'Copy'} the ingest URL of connection ${row.id}`}>
         {copied ? 'Copied' : 'Copy'}
       </button>
     </>
