@@ -9,6 +9,7 @@ import { workers } from './workers.js';
 import { storefront } from './storefront.js';
 import { reports } from './reports.js';
 import { consoleBench } from './console.js';
+import { connections } from './connections.js';
 
 import type { Benchmark } from './lib/benchmark.js';
 
@@ -27,4 +28,5 @@ export const benchmarks: Record<string, Benchmark> = {
   storefront,
   reports,
   console: consoleBench,
+  connections,
 };

@@ -36,9 +36,10 @@ async function mergedBody(trx: DB, shopId: number, r: Resource, remoteId: number
 /** Writes the customer unless what is kept of it is as new or newer; returns whether it wrote. */
 async function applyCustomer(trx: DB, w: Writer, c: CustomerIntent): Promise<boolean> {
   const fields: Row = { email: c.email, first_name: c.first_name, last_name: c.last_name, ...(c.phone === undefined ? {} : { phone: c.phone }) };
+  // A customer as new as the one applied is the same customer: an order's copy of it writes nothing again.
+  if (c.updatedAt !== null && !(await claimSource(trx, w.shopId, 'customer', c.remoteId, c.updatedAt, null, true))) return false;
   const { body, existed } = await mergedBody(trx, w.shopId, customers, c.remoteId, fields);
   if (c.onlyCreate && existed) return false;
-  if (c.updatedAt !== null && !(await claimSource(trx, w.shopId, 'customer', c.remoteId, c.updatedAt, null))) return false;
   await put(trx, w, customers, c.remoteId, body);
   return true;
 }
@@ -112,7 +113,7 @@ export async function applyIntent(trx: DB, w: Writer, connectionId: number, inte
       const wrote = { resource: 'customer', resourceId: intent.customer.remoteId, customerRemoteId: intent.customer.remoteId } as const;
       return (await applyCustomer(trx, w, intent.customer))
         ? outcome('applied', null, wrote)
-        : outcome('stale', 'a newer payload of this customer was applied', wrote);
+        : outcome('stale', 'a payload of this customer as new or newer was applied', wrote);
     }
     case 'order':
       return applyOrder(trx, w, intent.order);

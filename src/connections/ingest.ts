@@ -11,7 +11,16 @@ import type { Platform } from '../records/resources/connections.js';
 import { raced, type Writer } from '../records/write.js';
 import { afterSettled, applyIntent } from './apply.js';
 import { Unappliable, type Intent, type Reading } from './intents.js';
-import { connectionById, insertDelivery, settleDelivery, type ConnectionRow, type NewDelivery, type Outcome, withSavepoint } from './repository.js';
+import {
+  connectionById,
+  deliveryKnown,
+  insertDelivery,
+  settleDelivery,
+  type ConnectionRow,
+  type NewDelivery,
+  type Outcome,
+  withSavepoint,
+} from './repository.js';
 import { shopifyIntent } from './shopify.js';
 import { validSignature } from './signature.js';
 import { wooDedupeKey, wooIntent } from './woocommerce.js';
@@ -141,12 +150,17 @@ export async function ingest(deps: IngestDeps, r: Received): Promise<DeliverySta
   if (isWooPing(r)) return 'ignored';
   const connection = await authenticate(deps, r);
   const spec = PLATFORM_HEADERS[r.platform];
-  const text = r.raw.toString('utf8');
   const topic = header(r.headers, spec.topic) ?? '';
+  const w: Writer = { shopId: Number(connection.shop_id), now: deps.clock(), config: deps.config };
+  // A key the headers carry (Shopify's event id) finds a copy before the body is read; a copy
+  // that arrives at this same instant is caught by the unique key below.
+  const early = spec.dedupeKey(r.headers, topic, undefined);
+  if (early !== null && (await deliveryKnown(deps.db, w.shopId, Number(connection.id), early))) return 'duplicate';
+  const text = r.raw.toString('utf8');
   const { payload, intent } =
     topic === '' ? { payload: undefined, intent: new Unappliable(`the ${spec.topic} header is missing`) } : judge(r, connection, topic, text);
   const dedupeKey = spec.dedupeKey(r.headers, topic, payload) ?? `sha256:${createHash('sha256').update(topic).update('\n').update(r.raw).digest('hex')}`;
-  const w: Writer = { shopId: Number(connection.shop_id), now: deps.clock(), config: deps.config };
+  if (early === null && (await deliveryKnown(deps.db, w.shopId, Number(connection.id), dedupeKey))) return 'duplicate';
   const delivery = { connectionId: Number(connection.id), topic: topic || '(none)', dedupeKey, body: keptBody(text), bodyBytes: r.raw.length };
   if (intent instanceof Unappliable) return keepFailed(deps.db, w, delivery, intent.message);
   try {

@@ -48,14 +48,28 @@ export async function insertDelivery(trx: DB, shopId: number, d: NewDelivery, no
       dedupe_key: d.dedupeKey,
       received_at: now,
       status: d.status,
-      body: d.body,
       body_bytes: d.bodyBytes,
       updated_at: now,
     })
     .onConflict((oc) => oc.columns(['shop_id', 'connection_id', 'dedupe_key']).doNothing())
     .returning('id')
     .executeTakeFirst();
-  return row === undefined ? undefined : Number(row.id);
+  if (row === undefined) return undefined;
+  if (d.body !== null)
+    await trx.insertInto('connection_delivery_bodies').values({ shop_id: shopId, delivery_id: id!, received_at: now, body: d.body }).execute();
+  return id!;
+}
+
+/** Whether a delivery under this dedupe key is recorded (a read: a copy costs no write). */
+export async function deliveryKnown(db: DB, shopId: number, connectionId: number, dedupeKey: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('connection_deliveries')
+    .select('id')
+    .where('shop_id', '=', shopId)
+    .where('connection_id', '=', connectionId)
+    .where('dedupe_key', '=', dedupeKey)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export interface Outcome {
@@ -97,13 +111,19 @@ export async function resolveDeferred(trx: DB, shopId: number, orderRemoteId: nu
 
 /** Erases the kept bodies of the deliveries that concerned a customer (customers/redact). */
 export async function eraseBodiesOf(trx: DB, shopId: number, customerRemoteId: number): Promise<void> {
-  await trx.updateTable('connection_deliveries').set({ body: null }).where('shop_id', '=', shopId).where('customer_remote_id', '=', customerRemoteId).execute();
+  await trx
+    .deleteFrom('connection_delivery_bodies')
+    .where('shop_id', '=', shopId)
+    .where('delivery_id', 'in', (eb) =>
+      eb.selectFrom('connection_deliveries').select('id').where('shop_id', '=', shopId).where('customer_remote_id', '=', customerRemoteId),
+    )
+    .execute();
 }
 
 /**
  * Keeps the source's updated_at of an order or customer, and an order's own refunded figure,
- * unless what is kept is newer: returns false then (the payload is stale). The upsert's row
- * lock orders two deliveries of one record on PostgreSQL.
+ * unless what is kept is newer (`strict`: as new): returns false then (the payload is stale).
+ * The upsert's row lock orders two deliveries of one record on PostgreSQL.
  */
 export async function claimSource(
   trx: DB,
@@ -112,6 +132,7 @@ export async function claimSource(
   remoteId: number,
   updatedAt: number,
   ownRefunded: number | null,
+  strict = false,
 ): Promise<boolean> {
   const row = await trx
     .insertInto('connection_sources')
@@ -120,7 +141,7 @@ export async function claimSource(
       oc
         .columns(['shop_id', 'kind', 'remote_id'])
         .doUpdateSet({ source_updated_at: updatedAt, own_refunded: ownRefunded })
-        .where('connection_sources.source_updated_at', '<=', updatedAt),
+        .where('connection_sources.source_updated_at', strict ? '<' : '<=', updatedAt),
     )
     .returning('remote_id')
     .executeTakeFirst();
@@ -178,7 +199,12 @@ const LISTED = [
 export function deliveriesQuery(db: DB, shopId: number, connectionId: number, filter: { status?: string; topic?: string } = {}) {
   let query = db
     .selectFrom('connection_deliveries')
-    .select([...LISTED, sql<number>`case when body is null then 0 else 1 end`.as('body_kept')])
+    .select([
+      ...LISTED,
+      sql<number>`case when exists (select 1 from connection_delivery_bodies b where b.shop_id = connection_deliveries.shop_id and b.delivery_id = connection_deliveries.id) then 1 else 0 end`.as(
+        'body_kept',
+      ),
+    ])
     .where('shop_id', '=', shopId)
     .where('connection_id', '=', connectionId);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
@@ -186,35 +212,43 @@ export function deliveriesQuery(db: DB, shopId: number, connectionId: number, fi
   return query;
 }
 
-/** One delivery with its kept body. */
-export async function deliveryOf(db: DB, shopId: number, connectionId: number, id: number): Promise<ConnectionDeliveryRow | undefined> {
+/** One delivery with its kept body (null once pruned or erased). */
+export async function deliveryOf(
+  db: DB,
+  shopId: number,
+  connectionId: number,
+  id: number,
+): Promise<(ConnectionDeliveryRow & { body: string | null }) | undefined> {
   return db
-    .selectFrom('connection_deliveries')
-    .selectAll()
-    .where('shop_id', '=', shopId)
-    .where('connection_id', '=', connectionId)
-    .where('id', '=', id)
+    .selectFrom('connection_deliveries as d')
+    .leftJoin('connection_delivery_bodies as b', (join) => join.onRef('b.shop_id', '=', 'd.shop_id').onRef('b.delivery_id', '=', 'd.id'))
+    .selectAll('d')
+    .select('b.body')
+    .where('d.shop_id', '=', shopId)
+    .where('d.connection_id', '=', connectionId)
+    .where('d.id', '=', id)
     .executeTakeFirst();
 }
 
-/** Drops the kept bodies of deliveries received before `olderThan`, at most `limit`, across shops; returns how many. */
+/** Drops the kept bodies of deliveries received before `olderThan`, at most `limit` a statement, across shops; returns how many. */
 export async function pruneBodies(db: DB, olderThan: number, limit = 1000): Promise<number> {
-  const old = await db
-    .selectFrom('connection_deliveries')
-    .select(['shop_id', 'id'])
-    .where('body', 'is not', null)
-    .where('received_at', '<', olderThan)
-    .orderBy('received_at')
-    .limit(limit)
-    .execute();
   let pruned = 0;
-  const byShop = new Map<number, number[]>();
-  for (const row of old) byShop.set(Number(row.shop_id), [...(byShop.get(Number(row.shop_id)) ?? []), Number(row.id)]);
-  for (const [shopId, ids] of byShop) {
-    const result = await db.updateTable('connection_deliveries').set({ body: null }).where('shop_id', '=', shopId).where('id', 'in', ids).executeTakeFirst();
-    pruned += Number(result.numUpdatedRows);
+  for (;;) {
+    const old = await db
+      .selectFrom('connection_delivery_bodies')
+      .select(['shop_id', 'delivery_id'])
+      .where('received_at', '<', olderThan)
+      .orderBy('received_at')
+      .limit(limit)
+      .execute();
+    if (old.length === 0) return pruned;
+    const byShop = new Map<number, number[]>();
+    for (const row of old) byShop.set(Number(row.shop_id), [...(byShop.get(Number(row.shop_id)) ?? []), Number(row.delivery_id)]);
+    for (const [shopId, ids] of byShop) {
+      const result = await db.deleteFrom('connection_delivery_bodies').where('shop_id', '=', shopId).where('delivery_id', 'in', ids).executeTakeFirst();
+      pruned += Number(result.numDeletedRows);
+    }
   }
-  return pruned;
 }
 
 /**

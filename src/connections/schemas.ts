@@ -53,7 +53,7 @@ export const ConnectionDelivery = Type.Object(
   { $id: 'ConnectionDelivery', title: 'ConnectionDelivery', description: 'One webhook a connected store sent, and what it did' },
 );
 
-export function deliveryJson(row: Omit<ConnectionDeliveryRow, 'body'> & { body_kept?: unknown; body?: string | null }) {
+export function deliveryJson(row: ConnectionDeliveryRow & { body_kept?: unknown; body?: string | null }) {
   return {
     id: Number(row.id),
     connection_id: Number(row.connection_id),

@@ -578,11 +578,17 @@ export interface ConnectionDeliveriesTable {
   resource: string | null;
   resource_id: number | null;
   customer_remote_id: number | null;
-  /** As received; null once pruned or erased. */
-  body: string | null;
   body_bytes: number;
   replayed_at: number | null;
   updated_at: number;
+}
+
+/** A delivery's body as received, until pruned or erased. */
+export interface ConnectionDeliveryBodiesTable {
+  shop_id: number;
+  delivery_id: number;
+  received_at: number;
+  body: string;
 }
 
 /** A refund recorded once per refund id (Shopify refunds/create). */
@@ -643,6 +649,7 @@ export interface Tables {
   expiry_reminder_cursors: ExpiryReminderCursorsTable;
   connections: ConnectionsTable;
   connection_deliveries: ConnectionDeliveriesTable;
+  connection_delivery_bodies: ConnectionDeliveryBodiesTable;
   connection_refunds: ConnectionRefundsTable;
   connection_sources: ConnectionSourcesTable;
 }

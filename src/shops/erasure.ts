@@ -30,6 +30,7 @@ const ERASED = [
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),
   // Connections first: no delivery is received for the shop meanwhile.
+  erased('connection_delivery_bodies', 'delivery_id'),
   erased('connection_deliveries', 'id'),
   erased('connections', 'id'),
   erased('connection_refunds', 'refund_id'),

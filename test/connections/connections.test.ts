@@ -335,9 +335,14 @@ describe(`store connections (${TEST_DIALECT})`, () => {
     };
     expect(statusOf(await shop('customers/redact', redact))).toBe('applied');
     expect((await t.request('GET', `${API}/customers/${id}`)).statusCode).toBe(404);
-    const rows = await t.database.db.selectFrom('connection_deliveries').select(['body']).where('customer_remote_id', '=', id).execute();
-    expect(rows.length).toBeGreaterThan(0);
-    expect(rows.every((r) => r.body === null)).toBe(true);
+    const named = (await t.database.db.selectFrom('connection_deliveries').select('id').where('customer_remote_id', '=', id).execute()).map((r) =>
+      Number(r.id),
+    );
+    expect(named.length).toBeGreaterThan(2);
+    const listed = (await deliveries(shopify)).filter((d: { id: number }) => named.includes(d.id));
+    expect(listed.map((d: { body_kept: boolean }) => d.body_kept)).toEqual(named.map(() => false));
+    const kept = await t.database.db.selectFrom('connection_delivery_bodies').select('delivery_id').where('delivery_id', 'in', named).execute();
+    expect(kept).toEqual([]);
     expect(statusOf(await shop('customers/data_request', { shop_id: 954889, customer: { id: 7_100_000_000_002 } }))).toBe('ignored');
     expect(statusOf(await shop('app/uninstalled', { id: 954889, name: 'Example', domain: 'example.myshopify.com' }))).toBe('applied');
     expect((await t.request('GET', `${API}/connections/${shopify}`)).json().data).toMatchObject({ status: 'uninstalled' });

@@ -71,8 +71,6 @@ async function deliveriesTable(db: Kysely<any>): Promise<void> {
       .addColumn('resource_id', 'bigint')
       // The customer it concerned, so that erasing them erases their kept bodies too.
       .addColumn('customer_remote_id', 'bigint')
-      // The body as received; null once pruned (CONNECTION_RETENTION_DAYS) or erased.
-      .addColumn('body', 'text')
       .addColumn('body_bytes', 'integer', (c) => c.notNull())
       .addColumn('replayed_at', 'bigint')
       .addColumn('updated_at', 'bigint', (c) => c.notNull())
@@ -95,19 +93,28 @@ async function deliveriesTable(db: Kysely<any>): Promise<void> {
     .columns(['shop_id', 'resource_id'])
     .where(sql<boolean>`status = 'deferred'`)
     .execute();
-  // The prune of kept bodies, across shops, oldest first.
+  // The body as received, kept apart from the row its outcome updates (SQLite rewrites a row
+  // whole, and a body is up to 2 MB), until pruned (CONNECTION_RETENTION_DAYS) or erased.
   await db.schema
-    .createIndex('connection_deliveries_kept')
-    .on('connection_deliveries')
-    .columns(['received_at'])
-    .where(sql<boolean>`body is not null`)
+    .createTable('connection_delivery_bodies')
+    .addColumn('shop_id', 'bigint', (c) => c.notNull())
+    .addColumn('delivery_id', 'bigint', (c) => c.notNull())
+    .addColumn('received_at', 'bigint', (c) => c.notNull())
+    .addColumn('body', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('connection_delivery_bodies_pkey', ['shop_id', 'delivery_id'])
+    .addForeignKeyConstraint('connection_delivery_bodies_delivery', ['shop_id', 'delivery_id'], 'connection_deliveries', ['shop_id', 'id'], (fk) =>
+      fk.onDelete('cascade'),
+    )
     .execute();
+  // The prune, across shops, oldest first.
+  await db.schema.createIndex('connection_delivery_bodies_received').on('connection_delivery_bodies').column('received_at').execute();
   await db.schema.createIndex('connection_deliveries_customer').on('connection_deliveries').columns(['shop_id', 'customer_remote_id']).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('connection_sources').execute();
   await db.schema.dropTable('connection_refunds').execute();
+  await db.schema.dropTable('connection_delivery_bodies').execute();
   await db.schema.dropTable('connection_deliveries').execute();
   await sql`delete from shop_counts where table_name = 'connections'`.execute(db);
   await db.schema.dropTable('connections').execute();
