@@ -3,7 +3,7 @@
 // ARCHITECTURE.md, so that a wrong arrow fails lint instead of waiting for a review.
 
 const PROGRAMME = ['tiers', 'earning', 'referrals', 'redemptions'];
-const ENTRIES = ['cli', 'webhooks'];
+const ENTRIES = ['cli', 'webhooks', 'connections'];
 
 /** Files that wire rooms together, and may import any: routes, the CLI, jobs, the app. */
 const ENTRY_FILES = [
@@ -12,6 +12,7 @@ const ENTRY_FILES = [
   'src/jobs.ts',
   'src/cli/**',
   'src/webhooks/**',
+  'src/connections/**',
   'src/**/routes.ts',
   'src/**/read-routes.ts',
   'src/records/import.ts',

@@ -11,6 +11,7 @@ import { storefront } from './storefront.js';
 import { reports } from './reports.js';
 import { scale } from './scale.js';
 import { consoleBench } from './console.js';
+import { connections } from './connections.js';
 
 import type { Benchmark } from './lib/benchmark.js';
 
@@ -31,4 +32,5 @@ export const benchmarks: Record<string, Benchmark> = {
   reports,
   scale,
   console: consoleBench,
+  connections,
 };

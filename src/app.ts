@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import type { Clock } from './clock.js';
 import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { Database } from './db/connect.js';
 import type { DB } from './db/tables.js';
-import { registerAuth } from './http/auth.js';
+import { authFailuresOf, registerAuth } from './http/auth.js';
 import { clientErrorHandler, frameworkError, registerErrorHandling } from './http/error-handler.js';
 import { registerHealth } from './http/health.js';
 import { registerJsonBody } from './http/json-body.js';
@@ -37,6 +37,8 @@ import { registerWebhookRoutes } from './webhooks/routes.js';
 import { registerReportRoutes } from './reports/routes.js';
 import { registerExportRoutes } from './reports/export-routes.js';
 import { registerAccessRoutes } from './access/routes.js';
+import { registerConnectionRoutes } from './connections/routes.js';
+import { INGEST_PREFIX, registerIngestRoutes } from './connections/ingest-routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -70,6 +72,19 @@ function requestId(): string {
   }
   idAt += 12;
   return `req_${idBytes.toString('base64url', idAt - 12, idAt)}`;
+}
+
+/** The one log line of a request. */
+function logRequest(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  // Nothing to build when info lines are not written (LOG_LEVEL=warn and above); shed
+  // requests are counted, not logged one by one (http/overload.ts).
+  if (!request.shed && (request.log as PinoLogger).isLevelEnabled('info')) {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      'request completed',
+    );
+  }
+  done();
 }
 
 /** The only place a Fastify instance is made: the server, the CLI and the tests all use it. */
@@ -120,17 +135,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
     done();
   });
-  app.addHook('onResponse', (request, reply, done) => {
-    // Nothing to build when info lines are not written (LOG_LEVEL=warn and above); shed
-    // requests are counted, not logged one by one (http/overload.ts).
-    if (!request.shed && (request.log as PinoLogger).isLevelEnabled('info')) {
-      request.log.info(
-        { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
-        'request completed',
-      );
-    }
-    done();
-  });
+  app.addHook('onResponse', logRequest);
 
   const registry = registerMetrics(app);
   registerLoadShedding(app, config, registry, requestId);
@@ -138,9 +143,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerOpenApi(app);
   registerHealth(app);
 
+  // Failed authentications per address: unknown API tokens and bad signatures of store connections alike.
+  const failures = authFailuresOf(app);
   await app.register(
     async (api) => {
-      registerAuth(api);
+      registerAuth(api, failures);
       await registerRateLimit(api, config);
       api.addHook('preValidation', checkRequest);
       registerReadConnection(api);
@@ -157,9 +164,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       registerReportRoutes(api);
       registerExportRoutes(api);
       registerAccessRoutes(api);
+      registerConnectionRoutes(api);
     },
     { prefix: API_PREFIX },
   );
+  await app.register(async (ingest) => registerIngestRoutes(ingest, failures), { prefix: INGEST_PREFIX });
   await app.register(async (storefront) => registerStorefrontRoutes(storefront), { prefix: STOREFRONT_PREFIX });
   registerPanelRoutes(app);
 

@@ -75,6 +75,8 @@ export interface Config {
     /** How long a relay's claim on events lasts before another process may take them over. */
     readonly leaseMs: number;
   };
+  /** Store connections (docs/connections.md): the bodies of their deliveries are kept this long. */
+  readonly connectionRetentionDays: number;
   readonly shutdownTimeoutMs: number;
   readonly bootstrap: boolean;
   /** Processes that serve on the port (node:cluster); 1 serves in this process alone. */
@@ -86,6 +88,13 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** Where people reach this server: PUBLIC_URL, else HOST and PORT (a wildcard host is this machine). */
+export function serverUrl(config: Config): string {
+  if (config.publicUrl !== null) return config.publicUrl;
+  const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -182,6 +191,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
     },
     eventStream: eventStream(env),
+    connectionRetentionDays: int(env, 'CONNECTION_RETENTION_DAYS', 30, 1),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),
     workers: parseWorkers(str(env, 'WORKERS') ?? '1'),

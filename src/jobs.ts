@@ -9,6 +9,7 @@ import { retierShops } from './tiers/jobs.js';
 import { deliverDueWebhooks } from './webhooks/delivery.js';
 import { pruneDeliveries } from './webhooks/repository.js';
 import { pruneAuditLog } from './shops/audit.js';
+import { pruneBodies } from './connections/repository.js';
 import { DAY_MS } from './clock.js';
 import { DatabaseBusyError } from './db/connection-queue.js';
 import { optimizeDatabase } from './db/dialect.js';
@@ -63,6 +64,12 @@ export const jobs: Job[] = [
     name: 'prune-webhook-deliveries',
     intervalMs: () => 60 * 60_000,
     run: (app) => pruneDeliveries(app.db, app.clock() - app.config.webhooks.retentionDays * DAY_MS),
+  },
+  // The kept bodies of store connections' deliveries, a bounded batch at a time; each delivery's record stays.
+  {
+    name: 'prune-connection-bodies',
+    intervalMs: () => 60 * 60_000,
+    run: (app) => pruneBodies(app.db, app.clock() - app.config.connectionRetentionDays * DAY_MS),
   },
   {
     name: 'prune-audit-log',

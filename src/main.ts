@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerBackupCommands } from './cli/backup.js';
 import { registerConsoleLinkCommand } from './cli/console-link.js';
+import { registerConnectionsCommand } from './cli/sample-deliveries.js';
 import { CliError } from './cli/context.js';
 import { registerDemoCommand } from './cli/demo.js';
 import { registerExportCommand } from './cli/export.js';
@@ -29,6 +30,7 @@ registerOpenApiCommand(program);
 registerBackupCommands(program);
 registerExportCommand(program);
 registerConsoleLinkCommand(program);
+registerConnectionsCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,17 +1,12 @@
 import type { Command } from 'commander';
-import type { Config } from '../config.js';
+import { serverUrl } from '../config.js';
 import { CONSOLE_PREFIX } from '../console/routes.js';
 import { isoTime } from '../clock.js';
 import { getShop } from '../shops/repository.js';
 import { createAuditedToken } from './shops.js';
 import { CliError, output, parseId, withDatabase } from './context.js';
 
-/** Where people reach this server: PUBLIC_URL, else HOST and PORT (a wildcard host is this machine). */
-export function serverUrl(config: Config): string {
-  if (config.publicUrl !== null) return config.publicUrl;
-  const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  return `http://${host}:${config.port}`;
-}
+export { serverUrl };
 
 function baseUrl(value: string): string {
   let url: URL;

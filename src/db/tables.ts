@@ -567,6 +567,66 @@ export interface StorefrontKeyOriginsTable {
   origin: string;
 }
 
+/** A store that sends its webhooks here (docs/connections.md). */
+export interface ConnectionsTable extends Timestamps {
+  shop_id: number;
+  id: number;
+  platform: string;
+  name: string;
+  shop_domain: string | null;
+  store_url: string | null;
+  /** The platform's signing secret; never shown. */
+  secret: string;
+  earn_on: string;
+  accept_test_orders: number;
+  status: string;
+}
+
+/** One webhook a connection received, once per dedupe key. */
+export interface ConnectionDeliveriesTable {
+  shop_id: number;
+  id: number;
+  connection_id: number;
+  topic: string;
+  dedupe_key: string;
+  received_at: number;
+  status: string;
+  error: string | null;
+  resource: string | null;
+  resource_id: number | null;
+  customer_remote_id: number | null;
+  body_bytes: number;
+  replayed_at: number | null;
+  updated_at: number;
+}
+
+/** A delivery's body as received, until pruned or erased. */
+export interface ConnectionDeliveryBodiesTable {
+  shop_id: number;
+  delivery_id: number;
+  received_at: number;
+  body: string;
+}
+
+/** A refund recorded once per refund id (Shopify refunds/create). */
+export interface ConnectionRefundsTable {
+  shop_id: number;
+  refund_id: number;
+  order_remote_id: number;
+  /** Integer hundredths. */
+  amount: number;
+  created_at: number;
+}
+
+/** The source's updated_at of an order or customer applied, and an order's own refunded figure. */
+export interface ConnectionSourcesTable {
+  shop_id: number;
+  kind: string;
+  remote_id: number;
+  source_updated_at: number;
+  own_refunded: number | null;
+}
+
 export interface Tables {
   shops: ShopsTable;
   api_tokens: ApiTokensTable;
@@ -605,6 +665,11 @@ export interface Tables {
   storefront_key_origins: StorefrontKeyOriginsTable;
   expiry_reminders: ExpiryRemindersTable;
   expiry_reminder_cursors: ExpiryReminderCursorsTable;
+  connections: ConnectionsTable;
+  connection_deliveries: ConnectionDeliveriesTable;
+  connection_delivery_bodies: ConnectionDeliveryBodiesTable;
+  connection_refunds: ConnectionRefundsTable;
+  connection_sources: ConnectionSourcesTable;
 }
 
 export type DB = Kysely<Tables>;

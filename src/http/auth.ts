@@ -182,10 +182,12 @@ function admitted(request: FastifyRequest, found: Authenticated, { failures, usa
   return null;
 }
 
-/** Every route registered in this scope requires a live token holding the route's scope. */
-export function registerAuth(app: FastifyInstance): void {
+/** The per-address count of failed authentications, shared by the merchant API and the store connections' ingest. */
+export const authFailuresOf = (app: FastifyInstance): AuthFailures => new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
+
+/** Every route registered in this scope requires a live token holding the route's scope; `failures` counts the address's failures. */
+export function registerAuth(app: FastifyInstance, failures: AuthFailures = authFailuresOf(app)): void {
   const cache = new TokenCache<Authenticated>((token) => findShopByToken(app.db, token, app.clock()));
-  const failures = new AuthFailures(app.config.authFailures.max, app.config.authFailures.windowMs);
   const known = new KnownTokens(() => liveTokenHashes(app.db, app.clock()));
   const usage = new TokenUsage((uses) => recordTokenUses(app.db, uses), app.log);
   app.decorate('tokenUsage', usage);

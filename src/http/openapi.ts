@@ -26,6 +26,11 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'VIP tiers', description: 'Tiers customers reach by earning points' },
   { name: 'Referrals', description: 'Customers referring customers' },
   { name: 'Webhooks', description: 'Endpoints notified of events in the shop' },
+  { name: 'Connections', description: 'Shopify and WooCommerce stores that send their orders and customers here, and the deliveries they sent' },
+  {
+    name: 'Ingest',
+    description: 'Where a connected store sends its webhooks, under /ingest/v1: signed by the platform (HMAC-SHA256 of the raw body), no API token',
+  },
   { name: 'Storefront keys', description: 'Keys that let shoppers use their own account from the storefront (customer tokens, CORS)' },
   { name: 'Storefront', description: "The shopper's own account, under /storefront_api/v1, with a customer token (or a publishable key)" },
   { name: 'Reports', description: 'Reports and CSV exports' },

@@ -17,9 +17,11 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   invalid_parameter: 'pagination[limit] must be an integer between 1 and 250',
   malformed_request: 'The request is not valid HTTP/1.1 (Invalid header value char)',
   unauthorized: 'The API token is unknown or has been revoked',
+  invalid_signature: 'The signature does not match this connection: check the ingest URL and the secret the connection was given',
   insufficient_scope: 'This API token lacks the scope rewards:write that this operation needs',
   not_found: 'No customer with id "7012345678"',
   request_timeout: 'The request was not received in time; the connection is closed',
+  connection_uninstalled: 'This connection was uninstalled from the store; create a new one to connect it again',
   idempotency_key_in_use: 'A request with this Idempotency-Key is still being processed; retry later',
   payload_too_large: 'The request body is larger than the limit',
   unsupported_media_type: 'Request bodies must be JSON, sent with Content-Type: application/json',
@@ -150,6 +152,8 @@ export const CONTENT_DISPOSITION = {
  * `codes`), so that no other route documents them.
  */
 const ROUTE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'invalid_signature',
+  'connection_uninstalled',
   'insufficient_balance',
   'not_reversible',
   'already_reversed',

@@ -40,6 +40,8 @@ interface Common {
   customerIdentifier?: boolean;
   /** Another name of the field: accepted on write instead of it (not both, unless equal), shown beside it. */
   alias?: string;
+  /** Written by requests and stored, never shown (a connection's signing secret, given by the platform). */
+  writeOnly?: boolean;
 }
 
 export type Field = Common &

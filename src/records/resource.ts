@@ -56,7 +56,8 @@ export interface Resource {
     /** The stored columns they are computed from, read with every shown row. */
     columns?: readonly string[];
     schema: TProperties;
-    of(db: DB, shopId: number, rows: Row[], now: number): Promise<Row[]>;
+    /** `config` is the deployment's, where the caller has it (a connection's ingest_url reads PUBLIC_URL). */
+    of(db: DB, shopId: number, rows: Row[], now: number, config?: Config): Promise<Row[]>;
   };
   /** How GET /{path}/{param} finds a record when it is not just by ID (customers: also by e-mail). */
   lookup?: { param: string; description: string; examples: string[]; find(db: DB, shopId: number, text: string): Promise<Row | undefined> };
@@ -154,6 +155,7 @@ export function derive(r: Resource): Derived {
   const shown: TProperties = {};
   const secrets: TProperties = {};
   for (const [name, field] of entries(r)) {
+    if (field.writeOnly) continue;
     (field.kind === 'secret' ? secrets : shown)[name] = outputSchema(field);
     if (field.alias !== undefined) shown[field.alias] = outputSchema({ ...field, description: `Alias of ${name}` });
   }
@@ -203,6 +205,8 @@ export function derive(r: Resource): Derived {
 // Field lists per resource, made once: recordJson runs for every row of every page.
 interface FieldLists {
   shown: [string, Field][];
+  /** The fields a request writes or the programme sets: the shown ones and the write-only ones. */
+  stored: [string, Field][];
   all: [string, Field][];
   /** The fields with an alias (aliasErrors runs for every imported row). */
   aliased: [string, Field & { alias: string }][];
@@ -214,10 +218,11 @@ const fieldListsOf = new WeakMap<Resource, FieldLists>();
 function fieldLists(r: Resource): FieldLists {
   let lists = fieldListsOf.get(r);
   if (lists === undefined) {
-    const shown = entries(r).filter(([, f]) => f.kind !== 'secret');
+    const stored = entries(r).filter(([, f]) => f.kind !== 'secret');
+    const shown = stored.filter(([, f]) => !f.writeOnly);
     const computedColumns = (r.computed?.columns ?? []).filter((c) => c !== r.id);
     const aliased = entries(r).filter((entry): entry is [string, Field & { alias: string }] => entry[1].alias !== undefined);
-    lists = { shown, all: entries(r), aliased, shownColumns: [r.id, ...shown.map(([name]) => name), ...computedColumns, 'created_at', 'updated_at'] };
+    lists = { shown, stored, all: entries(r), aliased, shownColumns: [r.id, ...shown.map(([name]) => name), ...computedColumns, 'created_at', 'updated_at'] };
     fieldListsOf.set(r, lists);
   }
   return lists;
@@ -292,13 +297,13 @@ function recordLoop(r: Resource, row: Row, fields: readonly [string, Field][]): 
 }
 
 /** A page of rows → records, computed fields included. */
-export async function recordsJson(db: DB, shopId: number, r: Resource, rows: Row[], now: number): Promise<Row[]> {
+export async function recordsJson(db: DB, shopId: number, r: Resource, rows: Row[], now: number, config?: Config): Promise<Row[]> {
   const make = shownMaker(r);
   const out = new Array<Row>(rows.length);
   for (let i = 0; i < rows.length; i++) out[i] = make(rows[i]!);
   if (r.computed && rows.length > 0) {
     // The serialiser writes properties in schema order, so adding them last is fine.
-    const extra = await r.computed.of(db, shopId, rows, now);
+    const extra = await r.computed.of(db, shopId, rows, now, config);
     for (let i = 0; i < out.length; i++) Object.assign(out[i]!, extra[i]);
   }
   return out;
@@ -310,7 +315,7 @@ export async function recordsJson(db: DB, shopId: number, r: Resource, rows: Row
  */
 export function columnsOf(r: Resource, body: Row, mode: 'create' | 'replace' | 'patch', now: number): Row {
   const out: Row = {};
-  for (const [name, field] of fieldLists(r).shown) {
+  for (const [name, field] of fieldLists(r).stored) {
     // Read-only fields are the programme's: a create gives them their default, nothing clears them.
     if (field.readOnly) {
       if (mode === 'create' && field.default !== undefined) out[name] = field.default === 'now' ? now : toColumn(field, field.default);

@@ -54,7 +54,7 @@ export function registerRecordRoutes(server: FastifyInstance, resources: readonl
     const plural = r.plural;
     const tags = [r.tag];
     const IdParams = Type.Object({ [r.id]: PathId(`The ${r.singular}'s ${r.id}`, 42) });
-    const json = (db: DB, shopId: number, rows: Row[]) => recordsJson(db, shopId, r, rows, app.clock());
+    const json = (db: DB, shopId: number, rows: Row[]) => recordsJson(db, shopId, r, rows, app.clock(), app.config);
     const filterSchemas = Object.fromEntries(Object.entries(r.filters ?? {}).map(([name, f]) => [name, Type.Optional(f.schema)]));
 
     const read = { scope: `${r.scope}:read` } as const;

@@ -120,7 +120,7 @@ async function written(trx: DB, w: Writer, r: Resource, records: readonly Writte
 
 /** The record as the API shows it. */
 async function shown(trx: DB, w: Writer, r: Resource, row: Row): Promise<Row> {
-  return (await recordsJson(trx, w.shopId, r, [row], w.now))[0]!;
+  return (await recordsJson(trx, w.shopId, r, [row], w.now, w.config))[0]!;
 }
 
 /** Creates or replaces a synced record by remote_id (PUT); returns it as shown. */

@@ -30,6 +30,12 @@ const ERASED = [
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),
   erased('stream_events', 'id'),
+  // Connections first: no delivery is received for the shop meanwhile.
+  erased('connection_delivery_bodies', 'delivery_id'),
+  erased('connection_deliveries', 'id'),
+  erased('connections', 'id'),
+  erased('connection_refunds', 'refund_id'),
+  erased('connection_sources', 'kind', 'remote_id'),
   erased('earning_rules', 'id'),
   erased('campaigns', 'id'),
   erased('vip_tiers', 'id'),

@@ -16,6 +16,7 @@ export const SCOPE_RESOURCES = [
   'earning_rules',
   'webhooks',
   'storefront_keys',
+  'connections',
   'reports',
   'shop',
 ] as const;

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
@@ -357,6 +358,24 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
       points_amount: 5,
       expires_at: new Date(Date.now() + 5 * DAY_MS).toISOString(),
     });
+    // A store connection with a delivery of each kind of record it keeps: an order (its source's updated_at) and a refund.
+    const store = await send('POST', 'connections', { platform: 'shopify', name: 'Store', shop_domain: 'leaving.myshopify.com', secret: 'store-secret' });
+    const order = { id: 9001, currency: 'EUR', subtotal_price: '10.00', financial_status: 'paid', customer: null, updated_at: '2026-03-01T10:00:00-05:00' };
+    const refund = { id: 77, order_id: 9001, refund_line_items: [{ subtotal: '1.00' }] };
+    for (const [topic, body] of [
+      ['orders/paid', { ...order, processed_at: order.updated_at }],
+      ['refunds/create', refund],
+    ] as const) {
+      const text = JSON.stringify(body);
+      const signature = createHmac('sha256', 'store-secret').update(text).digest('base64');
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/ingest/v1/shopify/${store.id}`,
+        headers: { 'content-type': 'application/json', 'x-shopify-topic': topic, 'x-shopify-hmac-sha256': signature, 'x-shopify-event-id': `${name}-${topic}` },
+        payload: text,
+      });
+      expect(res.json(), topic).toEqual({ status: 'applied' });
+    }
     await sendExpiryReminders(t.database.db, Date.now());
     await deliverDueWebhooks(t.database.db, {
       clock: Date.now,

@@ -16,6 +16,8 @@ export type AreaRoute =
   | { page: 'programme'; section: ProgrammeSection }
   | { page: 'webhooks' }
   | { page: 'webhook'; id: number }
+  | { page: 'connections' }
+  | { page: 'connection'; id: number }
   | { page: 'referrals' }
   | { page: 'storefront-keys' }
   | { page: 'api-tokens' }
@@ -25,6 +27,8 @@ const AREA_PAGES: readonly string[] = [
   'programme',
   'webhooks',
   'webhook',
+  'connections',
+  'connection',
   'referrals',
   'storefront-keys',
   'api-tokens',
@@ -43,6 +47,9 @@ export function parseAreaRoute(hash: string): AreaRoute | null {
   const webhook = /^#\/webhooks\/(\d+)$/.exec(hash);
   if (webhook?.[1]) return { page: 'webhook', id: Number(webhook[1]) };
   if (hash === '#/webhooks') return { page: 'webhooks' };
+  const connection = /^#\/connections\/(\d+)$/.exec(hash);
+  if (connection?.[1]) return { page: 'connection', id: Number(connection[1]) };
+  if (hash === '#/connections') return { page: 'connections' };
   if (hash === '#/referrals') return { page: 'referrals' };
   if (hash === '#/storefront-keys') return { page: 'storefront-keys' };
   if (hash === '#/api-tokens') return { page: 'api-tokens' };
@@ -54,6 +61,7 @@ export function parseAreaRoute(hash: string): AreaRoute | null {
 export const AREA_LINKS = [
   { label: 'Programme', href: '#/programme', pages: ['programme'] },
   { label: 'Webhooks', href: '#/webhooks', pages: ['webhooks', 'webhook'] },
+  { label: 'Connections', href: '#/connections', pages: ['connections', 'connection'] },
   { label: 'Referrals', href: '#/referrals', pages: ['referrals'] },
   { label: 'Storefront keys', href: '#/storefront-keys', pages: ['storefront-keys'] },
   { label: 'API tokens', href: '#/api-tokens', pages: ['api-tokens'] },
@@ -61,3 +69,4 @@ export const AREA_LINKS = [
 ] as const;
 
 export const webhookHref = (id: number): string => `#/webhooks/${id}`;
+export const connectionHref = (id: number): string => `#/connections/${id}`;

@@ -9,6 +9,8 @@ import { referrals } from './referrals/kinds';
 import { storefrontKeys } from './storefront/kinds';
 import { DeliveriesPage } from './webhooks/deliveries-page';
 import { webhooks } from './webhooks/kinds';
+import { ConnectionDeliveriesPage } from './connections/deliveries-page';
+import { connections } from './connections/kinds';
 import './areas.css';
 
 /** The links of the console's navigation to these areas. */
@@ -28,6 +30,10 @@ export function AreaPage({ route }: { route: AreaRoute }) {
       return <RecordSection key={route.page} kind={webhooks} />;
     case 'webhook':
       return <DeliveriesPage id={route.id} />;
+    case 'connections':
+      return <RecordSection key={route.page} kind={connections} />;
+    case 'connection':
+      return <ConnectionDeliveriesPage id={route.id} />;
     case 'referrals':
       return <RecordSection key={route.page} kind={referrals} />;
     case 'storefront-keys':

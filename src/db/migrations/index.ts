@@ -21,6 +21,7 @@ import * as m020 from './020_expiry_modes.js';
 import * as m021 from './021_tier_metrics.js';
 import * as m022 from './022_expiry_reminders_pruned.js';
 import * as m023 from './023_lots_versions.js';
+import * as m024 from './024_connections.js';
 import * as m026 from './026_distribution_by_shop.js';
 import * as m027 from './027_customer_search.js';
 
@@ -48,6 +49,7 @@ export const migrations: Record<string, Migration> = {
   '021_tier_metrics': m021,
   '022_expiry_reminders_pruned': m022,
   '023_lots_versions': m023,
+  '024_connections': m024,
   '026_distribution_by_shop': m026,
   '027_customer_search': m027,
 };

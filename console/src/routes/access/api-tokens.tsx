@@ -29,6 +29,7 @@ const RESOURCES: Record<ResourceOf<Scope>, true> = {
   earning_rules: true,
   webhooks: true,
   storefront_keys: true,
+  connections: true,
   reports: true,
   shop: true,
 };

@@ -35,7 +35,7 @@ const lastAttempt = (d: Delivery): string => {
   return last.error ?? `HTTP ${last.status_code}`;
 };
 
-/** A webhook's deliveries, filtered by status, with "Retry" on a failed one. */
+/** A webhook's deliveries, filtered by status, with "Retry" (send now) on every one not yet delivered. */
 export function DeliveriesPage({ id }: { id: number }) {
   const client = useClient();
   const statusId = useId();
@@ -123,7 +123,7 @@ function DeliveryList({ webhookId, status }: { webhookId: number; status: Status
               <td>{lastAttempt(d)}</td>
               <td>{formatTime(d.created_at)}</td>
               <td className="actions">
-                {d.status === 'failed' ? (
+                {d.status !== 'delivered' ? (
                   <button type="button" aria-label={`Retry delivery ${d.id}`} onClick={() => void retry(d)}>
                     Retry
                   </button>
