@@ -25,7 +25,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness probe: the database answers */
+        /** Readiness probe: the database answers and a request would be served now */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
