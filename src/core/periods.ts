@@ -62,7 +62,7 @@ function periodDays(period: Exclude<CalendarPeriod, 'lifetime'>, day: number): [
       return [day, day + 1];
     case 'week': {
       // 1970-01-01 was a Thursday: day + 3 counts from a Monday.
-      const monday = day - (((day + 3) % 7) + 7) % 7;
+      const monday = day - ((((day + 3) % 7) + 7) % 7);
       return [monday, monday + 7];
     }
     case 'month':

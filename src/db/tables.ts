@@ -516,14 +516,7 @@ export interface RewardRedemptionDaysTable {
 }
 
 export type EarningRuleKind =
-  | 'order'
-  | 'signup'
-  | 'birthday'
-  | 'referral_referrer'
-  | 'referral_friend'
-  | 'subscription_billing'
-  | 'custom_action'
-  | 'visit_url';
+  'order' | 'signup' | 'birthday' | 'referral_referrer' | 'referral_friend' | 'subscription_billing' | 'custom_action' | 'visit_url';
 
 export type LimitPeriod = 'lifetime' | 'year' | 'month' | 'week' | 'day';
 

@@ -13,7 +13,12 @@ import { doAction } from './actions.js';
 
 const ActionInput = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100, description: 'The name of an enabled custom_action or visit_url earning rule', examples: ['newsletter_signup'] }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'The name of an enabled custom_action or visit_url earning rule',
+      examples: ['newsletter_signup'],
+    }),
     distinct_id: Type.Optional(
       Type.String({
         minLength: 1,

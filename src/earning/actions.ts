@@ -86,7 +86,13 @@ async function grant(trx: DB, shop: Shop, remoteId: number, way: WayToEarn, dist
     rows: (_: undefined, [eventId]: readonly number[]) =>
       distinctId === null
         ? []
-        : [{ update: 'earning_action_claims' as const, key: ['shop_id', 'customer_remote_id', 'distinct_id'], rows: [{ shop_id: shop.id, customer_remote_id: remoteId, distinct_id: distinctId, points_event_id: eventId! }] }],
+        : [
+            {
+              update: 'earning_action_claims' as const,
+              key: ['shop_id', 'customer_remote_id', 'distinct_id'],
+              rows: [{ shop_id: shop.id, customer_remote_id: remoteId, distinct_id: distinctId, points_event_id: eventId! }],
+            },
+          ],
   };
   const posted = await postWithEffects(trx, shop.id, [entry], now, { resolve: true, alongside });
   if (posted.failures.length > 0) throw notFound('customer', remoteId);

@@ -43,12 +43,7 @@ function wayOf(row: RuleRow): WayToEarn {
 }
 
 const byName = prepareQuery<{ shopId: number; name: string }, RuleRow>((db, p) =>
-  db
-    .selectFrom('earning_rules')
-    .select(COLUMNS)
-    .where('shop_id', '=', p.value('shopId'))
-    .where('name', '=', p.value('name'))
-    .where('enabled', '=', 1),
+  db.selectFrom('earning_rules').select(COLUMNS).where('shop_id', '=', p.value('shopId')).where('name', '=', p.value('name')).where('enabled', '=', 1),
 );
 
 /** The shop's enabled way to earn of this name (there is at most one). */

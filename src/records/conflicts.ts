@@ -63,14 +63,7 @@ export async function conflicts(db: DB, shopId: number, r: Resource, candidates:
 }
 
 /** Candidates that would make a second record hold an exclusive value (see Resource.exclusive). */
-async function exclusiveConflicts(
-  db: DB,
-  shopId: number,
-  r: Resource,
-  rule: Exclusive,
-  candidates: Candidate[],
-  add: (i: number, d: ErrorDetail) => void,
-) {
+async function exclusiveConflicts(db: DB, shopId: number, r: Resource, rule: Exclusive, candidates: Candidate[], add: (i: number, d: ErrorDetail) => void) {
   const seen = new Set<unknown>();
   for (let i = 0; i < candidates.length; i++) {
     const c = candidates[i]!;

@@ -40,15 +40,19 @@ function actionErrors(record: Row): ErrorDetail[] {
   const errors: ErrorDetail[] = [];
   const kind = String(record.kind);
   if (!ACTION_KINDS.includes(kind)) {
-    for (const name of ACTION_FIELDS) if (set(record, name)) errors.push({ param: name, code: 'not_applicable', message: `${name} is only for custom_action and visit_url rules` });
+    for (const name of ACTION_FIELDS)
+      if (set(record, name)) errors.push({ param: name, code: 'not_applicable', message: `${name} is only for custom_action and visit_url rules` });
     if (record.claimable === 1) errors.push({ param: 'claimable', code: 'not_applicable', message: 'claimable is only for custom_action and visit_url rules' });
     return errors;
   }
   if (!set(record, 'name')) errors.push({ param: 'name', code: 'missing', message: `name is required for a ${kind} rule` });
-  if (kind === 'visit_url' && !set(record, 'url')) errors.push({ param: 'url', code: 'missing', message: 'url is required for a visit_url rule: the page the shopper visits' });
-  if (kind === 'visit_url' && record.claimable === 0) errors.push({ param: 'claimable', code: 'not_applicable', message: 'a visit_url rule is always claimable' });
+  if (kind === 'visit_url' && !set(record, 'url'))
+    errors.push({ param: 'url', code: 'missing', message: 'url is required for a visit_url rule: the page the shopper visits' });
+  if (kind === 'visit_url' && record.claimable === 0)
+    errors.push({ param: 'claimable', code: 'not_applicable', message: 'a visit_url rule is always claimable' });
   for (const name of ['limit_count', 'limit_period'] as const) {
-    if (!set(record, name)) errors.push({ param: name, code: 'missing', message: `${name} is required for a ${kind} rule (limit_count 1, limit_period lifetime: once)` });
+    if (!set(record, name))
+      errors.push({ param: name, code: 'missing', message: `${name} is required for a ${kind} rule (limit_count 1, limit_period lifetime: once)` });
   }
   return errors;
 }
@@ -81,10 +85,15 @@ export const earningRules: Resource = {
     currency: text('order: orders in another currency earn nothing; null for any currency', 'EUR', 3, { ...CURRENCY, nullable: true }),
     points_amount: integer('Every kind but order: the points granted each time', 100, 0, INT32_MAX, { nullable: true }),
     credits_amount: money('Store credit granted each time (for order: per paid order), besides the points', 0, { nullable: true }),
-    name: text('custom_action and visit_url: the name actions give (POST /customers/{customer_identifier}/actions) and events show as custom_action_name', 'newsletter_signup', 100, {
-      nullable: true,
-      pattern: '\\S',
-    }),
+    name: text(
+      'custom_action and visit_url: the name actions give (POST /customers/{customer_identifier}/actions) and events show as custom_action_name',
+      'newsletter_signup',
+      100,
+      {
+        nullable: true,
+        pattern: '\\S',
+      },
+    ),
     description: text('What the shopper does to earn, as the storefront shows it', 'Join our newsletter', 500, { nullable: true }),
     url: text('visit_url: the page the shopper visits (required); custom_action: a link such as a social profile', 'https://example.com/blog', 2048, {
       nullable: true,
@@ -118,29 +127,29 @@ export const earningRules: Resource = {
   check: [
     { reads: ['kind', ...ACTION_FIELDS, 'claimable'], rule: actionErrors },
     {
-    reads: ['kind', ...ORDER_FIELDS, 'points_amount', 'credits_amount'],
-    rule(record) {
-      const errors: ErrorDetail[] = [];
-      if (record.kind === 'order') {
-        for (const name of ['points_per_unit', 'unit_amount'] as const) {
-          if (!set(record, name)) errors.push({ param: name, code: 'missing', message: `${name} is required for an order rule` });
+      reads: ['kind', ...ORDER_FIELDS, 'points_amount', 'credits_amount'],
+      rule(record) {
+        const errors: ErrorDetail[] = [];
+        if (record.kind === 'order') {
+          for (const name of ['points_per_unit', 'unit_amount'] as const) {
+            if (!set(record, name)) errors.push({ param: name, code: 'missing', message: `${name} is required for an order rule` });
+          }
+          if (set(record, 'points_amount'))
+            errors.push({
+              param: 'points_amount',
+              code: 'not_applicable',
+              message: 'points_amount is for rules of other kinds; an order rule earns points_per_unit per unit_amount',
+            });
+        } else {
+          for (const name of ORDER_FIELDS) {
+            if (set(record, name)) errors.push({ param: name, code: 'not_applicable', message: `${name} is only for an order rule` });
+          }
+          if (!(Number(record.points_amount ?? 0) > 0) && !(Number(record.credits_amount ?? 0) > 0)) {
+            errors.push({ param: 'points_amount', code: 'missing', message: `a ${String(record.kind)} rule needs points_amount or credits_amount above 0` });
+          }
         }
-        if (set(record, 'points_amount'))
-          errors.push({
-            param: 'points_amount',
-            code: 'not_applicable',
-            message: 'points_amount is for rules of other kinds; an order rule earns points_per_unit per unit_amount',
-          });
-      } else {
-        for (const name of ORDER_FIELDS) {
-          if (set(record, name)) errors.push({ param: name, code: 'not_applicable', message: `${name} is only for an order rule` });
-        }
-        if (!(Number(record.points_amount ?? 0) > 0) && !(Number(record.credits_amount ?? 0) > 0)) {
-          errors.push({ param: 'points_amount', code: 'missing', message: `a ${String(record.kind)} rule needs points_amount or credits_amount above 0` });
-        }
-      }
-      return errors;
+        return errors;
+      },
     },
-  },
   ],
 };
