@@ -3,6 +3,7 @@
 // one from `token-url` fetched once when the one held is refused (it expired).
 import { createStorefrontClient, type StorefrontClient } from '../../client/src/storefront.js';
 import { LoyaltyApiError } from '../../client/src/errors.js';
+import { WORDS as EARN_WORDS } from './ways-to-earn.js';
 
 const WORDS: Record<string, string> = {
   insufficient_balance: 'You do not have enough points for this reward yet.',
@@ -13,6 +14,7 @@ const WORDS: Record<string, string> = {
   unauthorized: 'Your session has expired. Please reload the page to sign in again.',
   unavailable: 'The loyalty service is busy. Please try again in a moment.',
   network: 'The loyalty service could not be reached. Check your connection and try again.',
+  ...EARN_WORDS.errors,
 };
 
 /** A refusal in words a shopper understands; the API's own message when no better one is known. */

@@ -15,9 +15,11 @@ export class LoyaltyPanel extends HTMLElement {
   static readonly observedAttributes = ['api-base', 'publishable-key', 'token', 'token-url'];
   readonly #root: ShadowRoot;
   #client: StorefrontClient | null = null;
-  #state: State = { rules: [], me: null, rewards: [], events: [], redeemed: null, busy: null, error: null, copied: false };
+  #state: State = { rules: [], ways: [], claiming: null, me: null, rewards: [], events: [], redeemed: null, busy: null, error: null, copied: false };
   /** The reward being redeemed and the Idempotency-Key its retries reuse. */
   #pending: { rewardId: number; key: string } | null = null;
+  /** The way to earn being claimed and the Idempotency-Key its retries reuse. */
+  #claim: { ruleId: number; key: string } | null = null;
 
   constructor() {
     super();
@@ -64,15 +66,16 @@ export class LoyaltyPanel extends HTMLElement {
   /** Reads the account, the rewards and the latest history again. */
   async refresh(): Promise<void> {
     try {
-      const [programme, me, rewards, events] = await Promise.all([
+      const [programme, me, rewards, events, ways] = await Promise.all([
         this.#api.GET('/storefront_api/v1/programme'),
         this.#api.GET('/storefront_api/v1/me'),
         this.#api.GET('/storefront_api/v1/me/rewards'),
         this.#api.GET('/storefront_api/v1/me/points_events', {
           params: { query: { 'pagination[per_page]': HISTORY_SIZE, 'sort[order_direction]': 'desc' } },
         }),
+        this.#api.GET('/storefront_api/v1/me/ways_to_earn'),
       ]);
-      this.#set({ rules: programme.data.earning_rules, me: me.data, rewards: rewards.data, events: events.data, error: null });
+      this.#set({ rules: programme.data.earning_rules, ways: ways.data, me: me.data, rewards: rewards.data, events: events.data, error: null });
     } catch (error) {
       this.#set({ error: inWords(error) });
     }
@@ -96,6 +99,22 @@ export class LoyaltyPanel extends HTMLElement {
     }
   }
 
+  /** Claims a way to earn; a visit opens its page first (in the click, so no popup blocker stops it). */
+  async #claimWay(ruleId: number, url: string | undefined): Promise<void> {
+    if (url !== undefined) window.open(url, '_blank', 'noopener');
+    if (this.#claim?.ruleId !== ruleId) this.#claim = { ruleId, key: newKey() };
+    this.#set({ claiming: ruleId, error: null });
+    try {
+      const { data } = await this.#api.POST('/storefront_api/v1/me/actions', { body: { rule_id: ruleId }, headers: { 'Idempotency-Key': this.#claim.key } });
+      this.#claim = null;
+      this.dispatchEvent(new CustomEvent('loyalty-earned', { detail: data, bubbles: true, composed: true }));
+      this.#state.claiming = null;
+      await this.refresh();
+    } catch (error) {
+      this.#set({ claiming: null, error: inWords(error) });
+    }
+  }
+
   async #copy(): Promise<void> {
     const code = this.#state.redeemed?.code;
     if (code === undefined) return;
@@ -112,6 +131,7 @@ export class LoyaltyPanel extends HTMLElement {
     if (button === null || button === undefined || button.disabled) return;
     if (button.dataset.reward !== undefined) void this.#redeem(Number(button.dataset.reward));
     else if (button.dataset.copy !== undefined) void this.#copy();
+    else if (button.dataset.claim !== undefined) void this.#claimWay(Number(button.dataset.claim), button.dataset.url);
   }
 }
 

@@ -1,3 +1,5 @@
+import { wayItems, type MyWay } from './ways-to-earn.js';
+
 // What the panel shows, as HTML built from the API's answers. Every value from the API passes
 // through esc(): a reward's name or a note is text, never markup.
 
@@ -89,18 +91,22 @@ const RULE_WORDS: Record<string, string> = {
   subscription_billing: 'for each subscription payment',
 };
 
-function earning(rules: readonly EarningRule[]): string {
+function earning(rules: readonly EarningRule[], ways: readonly string[]): string {
   const items = rules.flatMap((r) => {
     if (r.kind === 'order' && r.points_per_unit !== null)
       return [`${points(r.points_per_unit)} per ${number(r.unit_amount ?? 1)} ${esc(r.currency ?? '')} spent`];
     const when = RULE_WORDS[r.kind];
     return when !== undefined && r.points_amount !== null ? [`${points(r.points_amount)} ${when}`] : [];
   });
-  return items.length === 0 ? '' : `<h2>Ways to earn</h2><ul aria-label="Ways to earn">${items.map((i) => `<li>${i}</li>`).join('')}</ul>`;
+  items.push(...ways);
+  return items.length === 0 ? '' : `<h2>Ways to earn</h2><ul aria-label="Ways to earn">${items.map((i) => `<li part="way">${i}</li>`).join('')}</ul>`;
 }
 
 export interface State {
   rules: EarningRule[];
+  ways: MyWay[];
+  /** The way to earn being claimed. */
+  claiming: number | null;
   me: Me | null;
   rewards: Reward[];
   events: PointsEvent[];
@@ -122,5 +128,5 @@ export function render(state: State): string {
     state.me.referral_code === null
       ? ''
       : `<h2>Refer a friend</h2><p>Your referral code: <span class="code" part="referral-code">${esc(state.me.referral_code)}</span></p>`;
-  return `${error}${summary(state.me)}<div aria-live="polite">${code}</div>${rewards(state.rewards, state.busy)}${earning(state.rules)}${history(state.events)}${referral}`;
+  return `${error}${summary(state.me)}<div aria-live="polite">${code}</div>${rewards(state.rewards, state.busy)}${earning(state.rules, wayItems(state.ways, state.claiming, { esc, points, day, number }))}${history(state.events)}${referral}`;
 }

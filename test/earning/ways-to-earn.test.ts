@@ -51,7 +51,6 @@ describe(`ways to earn (${TEST_DIALECT})`, () => {
       [{ kind: 'visit_url', name: 'nowhere', points_amount: 1 }, 'url', 'missing'],
       [{ kind: 'custom_action', points_amount: 1 }, 'name', 'missing'],
       [{ kind: 'custom_action', name: 'free', limit_count: 2 }, 'points_amount', 'missing'],
-      [{ kind: 'custom_action', name: 'half', points_amount: 1, limit_count: 2 }, 'limit_period', 'missing'],
       [{ kind: 'signup', points_amount: 1, name: 'x', limit_period: 'day' }, 'name', 'not_applicable'],
       [{ kind: 'visit_url', name: 'ftp', url: 'ftp://example.com/', points_amount: 1 }, 'url', 'invalid_format'],
       [{ kind: 'custom_action', name: 'weird', points_amount: 1, limit_count: 1, limit_period: 'hour' }, 'limit_period', 'invalid_value'],
@@ -65,6 +64,10 @@ describe(`ways to earn (${TEST_DIALECT})`, () => {
       ).toContain(param);
       if (code !== 'invalid_format' && code !== 'invalid_value') expect(errorOf(res).details).toContainEqual(expect.objectContaining({ param, code }));
     }
+    const review = await rule({ kind: 'custom_action', name: 'thrice', points_amount: 1, limit_count: 3 });
+    expect(review).toMatchObject({ limit_count: 3, limit_period: 'lifetime' });
+    const unlimited = await t.request('PATCH', `${API}/earning_rules/${review.id}`, { body: { limit_period: null } });
+    expect(errorOf(unlimited).details).toContainEqual(expect.objectContaining({ param: 'limit_period', code: 'missing' }));
     const unclaim = await t.request('PATCH', `${API}/earning_rules/${visit.id}`, { body: { claimable: false } });
     expect(unclaim.statusCode).toBe(422);
     expect(errorOf(unclaim).details).toContainEqual(expect.objectContaining({ param: 'claimable', code: 'not_applicable' }));

@@ -26,12 +26,12 @@ const ORDER_FIELDS = ['points_per_unit', 'unit_amount', 'min_order_total', 'curr
 /** Fields only ways to earn read. */
 const ACTION_FIELDS = ['name', 'url', 'limit_count', 'limit_period'] as const;
 
-/** A way to earn created without a limit may be done once in a lifetime; a visit_url rule is always claimable. */
+/** A way to earn created without a limit may be done once in a lifetime (each part defaults alone); a visit_url rule is always claimable. */
 function completeAction(values: Row): void {
   if (!ACTION_KINDS.includes(values.kind as string)) return;
-  if ('limit_count' in values && 'limit_period' in values && values.limit_count === null && values.limit_period === null) {
-    values.limit_count = 1;
-    values.limit_period = 'lifetime';
+  if ('limit_count' in values && 'limit_period' in values) {
+    values.limit_count ??= 1;
+    values.limit_period ??= 'lifetime';
   }
   if (values.kind === 'visit_url' && values.claimable === 0 && 'name' in values && 'enabled' in values) values.claimable = 1;
 }
