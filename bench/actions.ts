@@ -1,4 +1,6 @@
 import { connect } from '../src/db/connect.js';
+import { insertRows, transaction } from '../src/db/dialect.js';
+import { doAction } from '../src/earning/actions.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { createShop, createToken } from '../src/shops/repository.js';
 import type { Benchmark } from './lib/benchmark.js';
@@ -24,9 +26,31 @@ const HISTORY_TARGET = 1.5;
 
 type Dialect = 'sqlite' | 'postgres';
 
+/** The rule, as POST /earning_rules {"kind": "custom_action", "name": "checkin", "points_amount": 10, "limit_count": 1000000, "limit_period": "day"} stores it. */
+const RULE = {
+  kind: 'custom_action',
+  enabled: 1,
+  points_per_unit: null,
+  unit_amount: null,
+  min_order_total: null,
+  currency: null,
+  points_amount: 10,
+  credits_amount: null,
+  name: 'checkin',
+  description: null,
+  url: null,
+  limit_count: 1_000_000,
+  limit_period: 'day',
+  claimable: 0,
+} as const;
+
 const ID = `math.random(1, 1000000000) .. '-' .. math.random(1, 1000000000)`;
 
-/** A shop with 5,000 customers and an action rule without a practical limit; the server started on it. */
+/**
+ * A shop with 5,000 customers, an action rule without a practical limit, and one customer who
+ * did it 10,000 times (through the service the route calls, in a transaction each, before the
+ * server starts: over HTTP one customer's actions queue on their row, one at a time).
+ */
 async function prepare(dialect: Dialect) {
   const scratch = await scratchDatabase(dialect, 'actions');
   const database = connect(scratch.url);
@@ -35,32 +59,13 @@ async function prepare(dialect: Dialect) {
   const shop = await createShop(database.db, { name: 'Actions shop', timezone: 'Asia/Kolkata' }, now);
   const { token } = await createToken(database.db, shop.id, 'bench', now);
   await seedCustomers(database, shop.id, CUSTOMERS + 2, now);
+  await insertRows(database.db, 'earning_rules', [{ ...RULE, shop_id: shop.id, id: 1, created_at: now, updated_at: now }]);
+  const veteran = CUSTOMERS + 2;
+  for (let i = 0; i < EARLIER; i++) {
+    await transaction(database.db, (trx) => doAction(trx, shop, String(veteran), 'checkin', `earlier-${i}`, now));
+  }
   await database.close();
   const server = await startServer(scratch.url, { EXPIRY_SWEEP_INTERVAL_MS: '0' });
-  const veteran = CUSTOMERS + 2;
-  try {
-    const call = async (path: string, body: unknown, attempt = 1): Promise<void> => {
-      const again = () => new Promise((resolve) => setTimeout(resolve, 200)).then(() => call(path, body, attempt + 1));
-      const res = await fetch(`${server.url}/merchant_api/v1/${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      }).catch((error: unknown) => (attempt < 5 ? null : Promise.reject(error)));
-      // A kept-alive socket closed as it was reused, or a request shed (one customer's history
-      // queues on their row): sent again, with the same distinct_id.
-      if (res === null || (res.status === 503 && attempt < 20)) return again();
-      if (res.status >= 300) throw new Error(`POST ${path} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-    };
-    await call('earning_rules', { kind: 'custom_action', name: 'checkin', points_amount: 10, limit_count: 1_000_000, limit_period: 'day' });
-    // The customer with a history: 10,000 earlier actions, 4 at a time.
-    for (let i = 0; i < EARLIER; i += 4) {
-      await Promise.all(Array.from({ length: 4 }, (_, j) => call(`customers/${veteran}/actions`, { name: 'checkin', distinct_id: `earlier-${i + j}` })));
-    }
-  } catch (error) {
-    await server.stop();
-    await scratch.drop();
-    throw error;
-  }
   return { scratch, server, token, fresh: CUSTOMERS + 1, veteran };
 }
 
