@@ -25,7 +25,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness probe: the database answers */
+        /** Readiness probe: the database answers and a request would be served now */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -803,6 +803,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchant_api/v1/customers/{customer_identifier}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record an action (a way to earn)
+         * @description The customer did what the enabled custom_action or visit_url rule of this `name` rewards: it grants as a points event of that source, `custom_action_name` the rule's name and `earning_rule_id` the rule, 201 with the event. The same `distinct_id` again answers 200 with the first event and grants nothing. Past the rule's `limit_count` per `limit_period` (in the shop's time zone): 422 `limit_reached`, its detail carrying `available_at` (null when never again). No enabled rule of that name: 422 `rule_not_found`.
+         */
+        post: operations["createCustomersByCustomerIdentifierActions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merchant_api/v1/earning_rules/preview": {
         parameters: {
             query?: never;
@@ -1299,6 +1319,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/storefront_api/v1/me/ways_to_earn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ways to earn, for the shopper
+         * @description The enabled custom_action and visit_url rules, each with what the customer has `completed` in its current period (in the shop's time zone), whether they may do it now (`available`) and, when not, `available_at`: when the next period begins (null when never again).
+         */
+        get: operations["getStorefrontMeWaysToEarn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim a way to earn
+         * @description Claims a claimable way to earn (a visit_url rule, or a custom_action rule with `claimable`) for this customer: the same grant, limits and answers as POST /merchant_api/v1/customers/{customer_identifier}/actions (422 `limit_reached` with `available_at`, 422 `rule_not_found` for an unknown, disabled or unclaimable rule). An `Idempotency-Key` is the customer's own.
+         */
+        post: operations["createStorefrontMeActions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1374,7 +1434,7 @@ export interface components {
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "limit_reached" | "rule_not_found" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -1393,6 +1453,12 @@ export interface components {
                     code: string;
                     /** @example points_amount must be an integer between -2147483648 and 2147483647 */
                     message: string;
+                    /**
+                     * Format: date-time
+                     * @description limit_reached: when the customer may do the action again; null when never (a lifetime limit)
+                     * @example 2026-03-02T18:30:00.000Z
+                     */
+                    available_at?: string | null;
                 }[];
             };
         };
@@ -2063,7 +2129,7 @@ export interface components {
         };
         /**
          * EarningRule
-         * @description How customers earn points (docs/earning.md). At most one enabled rule per kind. order: points_per_unit per unit_amount of the order total (rounded down), when the order is paid; signup: points_amount when a customer is created; birthday: points_amount once a calendar year on the customer's birthday (UTC); referral_referrer and referral_friend: points_amount to each side when a referral completes; subscription_billing: points_amount for each succeeded billing attempt. Any rule may also grant credits_amount.
+         * @description How customers earn points (docs/earning.md). At most one enabled rule per kind. order: points_per_unit per unit_amount of the order total (rounded down), when the order is paid; signup: points_amount when a customer is created; birthday: points_amount once a calendar year on the customer's birthday (UTC); referral_referrer and referral_friend: points_amount to each side when a referral completes; subscription_billing: points_amount for each succeeded billing attempt; custom_action and visit_url (ways to earn, many per shop, one enabled per name): points_amount each time POST /customers/{customer_identifier}/actions names the rule (or the shopper claims it), up to limit_count per limit_period in the shop's time zone. Any rule may also grant credits_amount.
          */
         EarningRule: {
             /**
@@ -2076,7 +2142,7 @@ export interface components {
              * @example order
              * @enum {string}
              */
-            kind: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing";
+            kind: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing" | "custom_action" | "visit_url";
             /**
              * @description Whether it earns now; at most one enabled rule per kind
              * @example true
@@ -2112,6 +2178,38 @@ export interface components {
              * @example 0
              */
             credits_amount: number | null;
+            /**
+             * @description custom_action and visit_url: the name actions give (POST /customers/{customer_identifier}/actions) and events show as custom_action_name
+             * @example newsletter_signup
+             */
+            name: string | null;
+            /**
+             * @description What the shopper does to earn, as the storefront shows it
+             * @example Join our newsletter
+             */
+            description: string | null;
+            /**
+             * Format: uri
+             * @description visit_url: the page the shopper visits (required); custom_action: a link such as a social profile
+             * @example https://example.com/blog
+             */
+            url: string | null;
+            /**
+             * @description custom_action and visit_url: how many grants a customer may have per limit_period (default 1)
+             * @example 1
+             */
+            limit_count: number | null;
+            /**
+             * @description custom_action and visit_url: the calendar period of limit_count, in the shop's time zone (default lifetime)
+             * @example lifetime
+             * @enum {string|null}
+             */
+            limit_period: "lifetime" | "year" | "month" | "week" | "day" | null;
+            /**
+             * @description custom_action: a shopper may claim it from the storefront (POST /storefront_api/v1/me/actions); visit_url rules always are
+             * @example false
+             */
+            claimable: boolean;
             /**
              * Format: date-time
              * @description When this record was created here
@@ -2828,6 +2926,8 @@ export interface components {
                 points_threshold: number;
                 earning_multiplier: number;
             }[];
+            /** @description The enabled custom_action and visit_url rules, oldest first (docs/earning.md, "Ways to earn") */
+            ways_to_earn: components["schemas"]["StorefrontWayToEarn"][];
             /** @description Running now or later, soonest first (docs/storefront.md) */
             campaigns: {
                 /** @example Double points weekend */
@@ -2845,6 +2945,35 @@ export interface components {
                 /** @description Empty: for everyone */
                 vip_tier_ids: number[];
             }[];
+        };
+        /** Way to earn */
+        StorefrontWayToEarn: {
+            /**
+             * @description The rule to claim (POST /me/actions {"rule_id"})
+             * @example 12
+             */
+            id: number;
+            /** @enum {string} */
+            kind: "custom_action" | "visit_url";
+            /** @example newsletter_signup */
+            name: string;
+            /** @example Join our newsletter */
+            description: string | null;
+            /** @example https://example.com/blog */
+            url: string | null;
+            /** @example 50 */
+            points_amount: number;
+            /** @example 0 */
+            credits_amount: number;
+            /**
+             * @description How many times per limit_period
+             * @example 1
+             */
+            limit_count: number;
+            /** @enum {string} */
+            limit_period: "lifetime" | "year" | "month" | "week" | "day";
+            /** @description The shopper may claim it themselves */
+            claimable: boolean;
         };
         /**
          * The shopper's own account
@@ -2923,6 +3052,47 @@ export interface components {
             points_needed: number;
             /** @description Redemptions the customer has left under its limit; null without a limit */
             redemptions_left: number | null;
+        };
+        /** Way to earn, with the shopper's progress */
+        StorefrontMyWayToEarn: {
+            /**
+             * @description The rule to claim (POST /me/actions {"rule_id"})
+             * @example 12
+             */
+            id: number;
+            /** @enum {string} */
+            kind: "custom_action" | "visit_url";
+            /** @example newsletter_signup */
+            name: string;
+            /** @example Join our newsletter */
+            description: string | null;
+            /** @example https://example.com/blog */
+            url: string | null;
+            /** @example 50 */
+            points_amount: number;
+            /** @example 0 */
+            credits_amount: number;
+            /**
+             * @description How many times per limit_period
+             * @example 1
+             */
+            limit_count: number;
+            /** @enum {string} */
+            limit_period: "lifetime" | "year" | "month" | "week" | "day";
+            /** @description The shopper may claim it themselves */
+            claimable: boolean;
+            /**
+             * @description Times the customer did it in the current period (in the shop's time zone)
+             * @example 0
+             */
+            completed: number;
+            /** @description Whether the customer may do it now: under its limit */
+            available: boolean;
+            /**
+             * Format: date-time
+             * @description When not available: when the next period begins; null when available now or never again
+             */
+            available_at: string | null;
         };
         /** ListLinks */
         ListLinks: components["schemas"]["CursorLinks"] | components["schemas"]["OffsetLinks"];
@@ -3025,7 +3195,7 @@ export interface components {
              * @example order
              * @enum {string}
              */
-            kind?: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing";
+            kind?: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing" | "custom_action" | "visit_url";
             /**
              * @description Whether it earns now; at most one enabled rule per kind
              * @example true
@@ -3061,6 +3231,38 @@ export interface components {
              * @example 0
              */
             credits_amount?: number | null;
+            /**
+             * @description custom_action and visit_url: the name actions give (POST /customers/{customer_identifier}/actions) and events show as custom_action_name
+             * @example newsletter_signup
+             */
+            name?: string | null;
+            /**
+             * @description What the shopper does to earn, as the storefront shows it
+             * @example Join our newsletter
+             */
+            description?: string | null;
+            /**
+             * Format: uri
+             * @description visit_url: the page the shopper visits (required); custom_action: a link such as a social profile
+             * @example https://example.com/blog
+             */
+            url?: string | null;
+            /**
+             * @description custom_action and visit_url: how many grants a customer may have per limit_period (default 1)
+             * @example 1
+             */
+            limit_count?: number | null;
+            /**
+             * @description custom_action and visit_url: the calendar period of limit_count, in the shop's time zone (default lifetime)
+             * @example lifetime
+             * @enum {string|null}
+             */
+            limit_period?: "lifetime" | "year" | "month" | "week" | "day" | null;
+            /**
+             * @description custom_action: a shopper may claim it from the storefront (POST /storefront_api/v1/me/actions); visit_url rules always are
+             * @example false
+             */
+            claimable?: boolean;
         };
         /** CampaignFields */
         CampaignFields: {
@@ -3394,6 +3596,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description No enabled rule of that name, the limit reached, or invalid fields */
+        ActionRefused: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Malformed JSON */
         MalformedJson: {
             headers: {
@@ -3458,6 +3673,19 @@ export interface components {
         };
         /** @description The birthday is already set, or a request with this Idempotency-Key is still running */
         BirthdayAlreadySet: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such claimable rule, or the limit reached */
+        ClaimRefused: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "RateLimit-Limit": components["headers"]["Limit"];
@@ -6395,6 +6623,59 @@ export interface operations {
             default: components["responses"]["OtherError"];
         };
     };
+    createCustomersByCustomerIdentifierActions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The customer's remote_id, or e-mail address (case-insensitive) */
+                customer_identifier: components["parameters"]["CustomerIdentifierInPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "newsletter_signup",
+                 *       "distinct_id": "newsletter-2026-03-01"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The name of an enabled custom_action or visit_url earning rule
+                     * @example newsletter_signup
+                     */
+                    name: string;
+                    /**
+                     * @description Identifies this one action of the customer: the same distinct_id again, at any time and under any Idempotency-Key, answers 200 with the event the first granted and grants nothing
+                     * @example newsletter-2026-03-01
+                     */
+                    distinct_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: components["responses"]["PointsEventWritten"];
+            201: components["responses"]["PointsEventWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ActionRefused"];
+            default: components["responses"]["OtherError"];
+        };
+    };
     createEarningRulesPreview: {
         parameters: {
             query?: never;
@@ -7594,6 +7875,89 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ReferralRefused"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontMeWaysToEarn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontMyWayToEarn"][];
+                    };
+                };
+            };
+            401: components["responses"]["CustomerUnauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createStorefrontMeActions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rule_id": 12
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The id of a claimable way to earn (GET /me/ways_to_earn)
+                     * @example 12
+                     */
+                    rule_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontPointsEvent"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CustomerUnauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ClaimRefused"];
             default: components["responses"]["OtherError"];
         };
     };

@@ -29,6 +29,8 @@ const ERASED = [
   erased('webhook_attempts', 'delivery_id', 'attempt'),
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),
+  erased('earning_action_claims', 'customer_remote_id', 'distinct_id'),
+  erased('earning_action_counts', 'customer_remote_id', 'rule_id'),
   erased('earning_rules', 'id'),
   erased('campaigns', 'id'),
   erased('vip_tiers', 'id'),

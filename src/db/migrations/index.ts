@@ -21,6 +21,7 @@ import * as m020 from './020_expiry_modes.js';
 import * as m021 from './021_tier_metrics.js';
 import * as m022 from './022_expiry_reminders_pruned.js';
 import * as m023 from './023_lots_versions.js';
+import * as m025 from './025_ways_to_earn.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '021_tier_metrics': m021,
   '022_expiry_reminders_pruned': m022,
   '023_lots_versions': m023,
+  '025_ways_to_earn': m025,
 };

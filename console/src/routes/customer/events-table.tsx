@@ -33,7 +33,7 @@ export function EventsTable({ identifier, events }: { identifier: string; events
         <tr key={e.id}>
           <td>{e.id}</td>
           <td>{formatTime(e.applied_at)}</td>
-          <td>{e.source}</td>
+          <td>{e.custom_action_name ? `${e.source}: ${e.custom_action_name}` : e.source}</td>
           <td className="number">{formatPoints(e.points_amount)}</td>
           <td className="number">{formatPoints(e.customer.points_balance)}</td>
           <td>{eventNote(e)}</td>

@@ -5,6 +5,7 @@ import { formatCredits, formatPoints } from '../../lib/format';
 import type { Row } from '../../lib/records';
 import { ToggleEnabled } from './toggle-enabled';
 import { UploadCodes } from './upload-codes';
+import { ACTION_KINDS, actionFields, ruleLimit } from './ways-to-earn';
 
 // The programme's records as their pages show them (docs/earning.md, console/README.md). Field names
 // are the API's, so its validation errors land beside the field they name.
@@ -17,6 +18,7 @@ const RULE_KINDS = [
   'referral_referrer',
   'referral_friend',
   'subscription_billing',
+  ...ACTION_KINDS,
 ] as const satisfies readonly Schemas['EarningRule']['kind'][];
 const REWARD_KINDS = ['fixed_amount_discount', 'percentage_discount', 'free_shipping', 'free_product'] as const satisfies readonly Schemas['Reward']['kind'][];
 
@@ -43,6 +45,7 @@ const ruleFields: FieldSpec[] = [
   { name: 'currency', label: 'Currency', kind: 'text', nullable: true, applies: isOrder, placeholder: 'any, or EUR' },
   { name: 'points_amount', label: 'Points', kind: 'integer', nullable: true, applies: notOrder },
   { name: 'credits_amount', label: 'Store credit', kind: 'decimal', nullable: true, placeholder: 'none' },
+  ...actionFields,
 ];
 
 export const earningRules: RecordKind = {
@@ -52,8 +55,9 @@ export const earningRules: RecordKind = {
   empty: 'No earning rules yet: customers earn nothing until one is created.',
   columns: [
     { label: 'ID', cell: (r) => r.id },
-    { label: 'Kind', cell: (r) => String(r.kind) },
+    { label: 'Kind', cell: (r) => String(r.kind) + (r.name ? `: ${String(r.name)}` : '') },
     { label: 'Earns', cell: earns },
+    { label: 'Limit', cell: ruleLimit },
     { label: 'Enabled', cell: (r) => yesNo(r.enabled) },
   ],
   fields: ruleFields,
