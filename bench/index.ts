@@ -1,3 +1,4 @@
+import { actions } from './actions.js';
 import { history } from './history.js';
 import { imports } from './imports.js';
 import { ledger } from './ledger.js';
@@ -19,6 +20,7 @@ export type { Benchmark };
 
 // Each benchmark registers itself here.
 export const benchmarks: Record<string, Benchmark> = {
+  actions,
   history,
   import: imports,
   ledger,

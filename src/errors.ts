@@ -31,6 +31,8 @@ const ERRORS = {
   referral_not_pending: { status: 409, type: 'invalid_request_error' },
   birthday_already_set: { status: 409, type: 'invalid_request_error' },
   campaign_not_cancellable: { status: 409, type: 'invalid_request_error' },
+  limit_reached: { status: 422, type: 'invalid_request_error' },
+  rule_not_found: { status: 422, type: 'invalid_request_error' },
   idempotency_key_mismatch: { status: 422, type: 'idempotency_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
@@ -55,6 +57,8 @@ export interface ErrorDetail {
   param: string;
   code: string;
   message: string;
+  /** limit_reached: when the customer may do the action again (ISO 8601), or null when never. */
+  available_at?: string | null;
 }
 
 /** Validation reports every failing field, up to this many. */

@@ -803,6 +803,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchant_api/v1/customers/{customer_identifier}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record an action (a way to earn)
+         * @description The customer did what the enabled custom_action or visit_url rule of this `name` rewards: it grants as a points event of that source, `custom_action_name` the rule's name and `earning_rule_id` the rule, 201 with the event. The same `distinct_id` again answers 200 with the first event and grants nothing. Past the rule's `limit_count` per `limit_period` (in the shop's time zone): 422 `limit_reached`, its detail carrying `available_at` (null when never again). No enabled rule of that name: 422 `rule_not_found`.
+         */
+        post: operations["createCustomersByCustomerIdentifierActions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merchant_api/v1/earning_rules/preview": {
         parameters: {
             query?: never;
@@ -1155,138 +1175,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/merchant_api/v1/connections": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List connections
-         * @description Cursor mode walks every connection in ascending id order (since_id is a connection's id); offset mode sorts by id, name, created_at or updated_at.
-         */
-        get: operations["getConnections"];
-        put?: never;
-        /** Create a connection */
-        post: operations["createConnections"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merchant_api/v1/connections/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        /** Retrieve a connection */
-        get: operations["getConnectionsById"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a connection
-         * @description Deletes the connection for good and answers 200 with its id and `deleted: true`.
-         */
-        delete: operations["deleteConnectionsById"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a connection
-         * @description Changes only the fields sent.
-         */
-        patch: operations["updateConnectionsById"];
-        trace?: never;
-    };
-    "/merchant_api/v1/connections/{id}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a connection's deliveries
-         * @description Every webhook the store sent, oldest first, with what it did: `status` and `topic` narrow the list. Bodies are kept CONNECTION_RETENTION_DAYS (30 by default); the record of each delivery stays.
-         */
-        get: operations["getConnectionsByIdDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merchant_api/v1/connections/{id}/deliveries/{delivery_id}/replay": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Replay a delivery
-         * @description Applies the delivery's kept body again, by the same rules as when it arrived (a newer payload applied since makes it stale), and answers the delivery as it now stands. Used after fixing what made it fail. 422 when its body is no longer kept.
-         */
-        post: operations["createConnectionsByIdDeliveriesByDeliveryIdReplay"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/ingest/v1/shopify/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Receive a Shopify webhook
-         * @description Paste this address (a connection's `ingest_url`) into Shopify's webhook settings. `X-Shopify-Hmac-Sha256` must be base64(HMAC-SHA256(secret, raw body)); a bad or missing signature and an unknown connection answer the same 401. Answers 200 with what the delivery did, 410 once the app is uninstalled, 503 with Retry-After while the connection is paused or the service cannot write (the platform retries). docs/connections.md.
-         */
-        post: operations["createIngestV1ShopifyById"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/ingest/v1/woocommerce/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Receive a WooCommerce webhook
-         * @description Paste this address (a connection's `ingest_url`) into WooCommerce's webhook settings. `X-WC-Webhook-Signature` must be base64(HMAC-SHA256(secret, raw body)); a bad or missing signature and an unknown connection answer the same 401. Answers 200 with what the delivery did, 410 once the app is uninstalled, 503 with Retry-After while the connection is paused or the service cannot write (the platform retries). docs/connections.md.
-         */
-        post: operations["createIngestV1WoocommerceById"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/storefront_api/v1/programme": {
         parameters: {
             query?: never;
@@ -1431,6 +1319,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/storefront_api/v1/me/ways_to_earn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ways to earn, for the shopper
+         * @description The enabled custom_action and visit_url rules, each with what the customer has `completed` in its current period (in the shop's time zone), whether they may do it now (`available`) and, when not, `available_at`: when the next period begins (null when never again).
+         */
+        get: operations["getStorefrontMeWaysToEarn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/storefront_api/v1/me/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim a way to earn
+         * @description Claims a claimable way to earn (a visit_url rule, or a custom_action rule with `claimable`) for this customer: the same grant, limits and answers as POST /merchant_api/v1/customers/{customer_identifier}/actions (422 `limit_reached` with `available_at`, 422 `rule_not_found` for an unknown, disabled or unclaimable rule). An `Idempotency-Key` is the customer's own.
+         */
+        post: operations["createStorefrontMeActions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1506,7 +1434,7 @@ export interface components {
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "invalid_signature" | "insufficient_scope" | "not_found" | "request_timeout" | "connection_uninstalled" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "limit_reached" | "rule_not_found" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -1525,6 +1453,12 @@ export interface components {
                     code: string;
                     /** @example points_amount must be an integer between -2147483648 and 2147483647 */
                     message: string;
+                    /**
+                     * Format: date-time
+                     * @description limit_reached: when the customer may do the action again; null when never (a lifetime limit)
+                     * @example 2026-03-02T18:30:00.000Z
+                     */
+                    available_at?: string | null;
                 }[];
             };
         };
@@ -2195,7 +2129,7 @@ export interface components {
         };
         /**
          * EarningRule
-         * @description How customers earn points (docs/earning.md). At most one enabled rule per kind. order: points_per_unit per unit_amount of the order total (rounded down), when the order is paid; signup: points_amount when a customer is created; birthday: points_amount once a calendar year on the customer's birthday (UTC); referral_referrer and referral_friend: points_amount to each side when a referral completes; subscription_billing: points_amount for each succeeded billing attempt. Any rule may also grant credits_amount.
+         * @description How customers earn points (docs/earning.md). At most one enabled rule per kind. order: points_per_unit per unit_amount of the order total (rounded down), when the order is paid; signup: points_amount when a customer is created; birthday: points_amount once a calendar year on the customer's birthday (UTC); referral_referrer and referral_friend: points_amount to each side when a referral completes; subscription_billing: points_amount for each succeeded billing attempt; custom_action and visit_url (ways to earn, many per shop, one enabled per name): points_amount each time POST /customers/{customer_identifier}/actions names the rule (or the shopper claims it), up to limit_count per limit_period in the shop's time zone. Any rule may also grant credits_amount.
          */
         EarningRule: {
             /**
@@ -2208,7 +2142,7 @@ export interface components {
              * @example order
              * @enum {string}
              */
-            kind: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing";
+            kind: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing" | "custom_action" | "visit_url";
             /**
              * @description Whether it earns now; at most one enabled rule per kind
              * @example true
@@ -2244,6 +2178,38 @@ export interface components {
              * @example 0
              */
             credits_amount: number | null;
+            /**
+             * @description custom_action and visit_url: the name actions give (POST /customers/{customer_identifier}/actions) and events show as custom_action_name
+             * @example newsletter_signup
+             */
+            name: string | null;
+            /**
+             * @description What the shopper does to earn, as the storefront shows it
+             * @example Join our newsletter
+             */
+            description: string | null;
+            /**
+             * Format: uri
+             * @description visit_url: the page the shopper visits (required); custom_action: a link such as a social profile
+             * @example https://example.com/blog
+             */
+            url: string | null;
+            /**
+             * @description custom_action and visit_url: how many grants a customer may have per limit_period (default 1)
+             * @example 1
+             */
+            limit_count: number | null;
+            /**
+             * @description custom_action and visit_url: the calendar period of limit_count, in the shop's time zone (default lifetime)
+             * @example lifetime
+             * @enum {string|null}
+             */
+            limit_period: "lifetime" | "year" | "month" | "week" | "day" | null;
+            /**
+             * @description custom_action: a shopper may claim it from the storefront (POST /storefront_api/v1/me/actions); visit_url rules always are
+             * @example false
+             */
+            claimable: boolean;
             /**
              * Format: date-time
              * @description When this record was created here
@@ -2825,7 +2791,7 @@ export interface components {
              *       "read"
              *     ]
              */
-            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "connections:read" | "connections:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
             /**
              * Format: date-time
              * @description When it stops working; null: never
@@ -2854,7 +2820,7 @@ export interface components {
              *       "read"
              *     ]
              */
-            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "connections:read" | "connections:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
             /**
              * Format: date-time
              * @description When it stops working; null: never
@@ -2920,113 +2886,6 @@ export interface components {
             /** @example req_2Vq8dJcKx1mQ4n7 */
             request_id: string | null;
         };
-        /**
-         * Connection
-         * @description A Shopify or WooCommerce store that sends its webhooks here: paste `ingest_url` into the platform's webhook settings and give its signing secret. Orders and customers are then written exactly as `PUT /orders` and `PUT /customers` write them; every delivery is listed at `GET /connections/{id}/deliveries` (docs/connections.md).
-         */
-        Connection: {
-            /**
-             * @description The connection's ID
-             * @example 42
-             */
-            id: number;
-            /**
-             * @description The commerce platform
-             * @example shopify
-             * @enum {string}
-             */
-            platform: "shopify" | "woocommerce";
-            /**
-             * @description A name for people
-             * @example My Shopify store
-             */
-            name: string;
-            /**
-             * @description Shopify: the shop's domain
-             * @example example.myshopify.com
-             */
-            shop_domain: string | null;
-            /**
-             * Format: uri
-             * @description WooCommerce: the store's address
-             * @example https://shop.example.com
-             */
-            store_url: string | null;
-            /**
-             * @description What an order earns on: subtotal (after discounts, before shipping and tax) or total
-             * @example subtotal
-             * @enum {string}
-             */
-            earn_on: "subtotal" | "total";
-            /**
-             * @description Shopify's test orders are written too (else answered `ignored`)
-             * @example false
-             */
-            accept_test_orders: boolean;
-            /**
-             * @description active; paused answers deliveries 503 so the platform retries later; uninstalled (app/uninstalled) answers 410
-             * @example active
-             * @enum {string}
-             */
-            status: "active" | "paused" | "uninstalled";
-            /**
-             * Format: uri
-             * @description The address to paste into the platform's webhook settings
-             * @example https://loyalty.example.com/ingest/v1/shopify/42
-             */
-            ingest_url: string;
-            /**
-             * Format: date-time
-             * @description When this record was created here
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description When this record last changed here
-             */
-            updated_at: string;
-        };
-        /**
-         * ConnectionDelivery
-         * @description One webhook a connected store sent, and what it did
-         */
-        ConnectionDelivery: {
-            /** @example 981 */
-            id: number;
-            /** @example 42 */
-            connection_id: number;
-            /**
-             * @description As the platform names it
-             * @example orders/paid
-             */
-            topic: string;
-            /**
-             * @description Shopify's X-Shopify-Event-Id; WooCommerce's topic, resource id and date_modified_gmt
-             * @example 7c2b1f0e-9a41-4b8e-a3f2-5d0c1e2f3a4b
-             */
-            dedupe_key: string;
-            /** @enum {string} */
-            status: "applied" | "stale" | "ignored" | "deferred" | "failed";
-            /** @description Why it failed, was stale, ignored or deferred; null when applied */
-            error: string | null;
-            /** @description What it wrote (or waits for) */
-            resource: "customer" | "order" | null;
-            /** @description That record's remote_id */
-            resource_id: number | null;
-            /** @description The size of the body received */
-            body_bytes: number;
-            /** @description Whether the body is still kept (CONNECTION_RETENTION_DAYS), so that it can be replayed */
-            body_kept: boolean;
-            /** Format: date-time */
-            received_at: string;
-            /**
-             * Format: date-time
-             * @description When it was last replayed
-             */
-            replayed_at: string | null;
-            /** Format: date-time */
-            updated_at: string;
-        };
         /** Programme */
         StorefrontProgramme: {
             shop: {
@@ -3067,6 +2926,8 @@ export interface components {
                 points_threshold: number;
                 earning_multiplier: number;
             }[];
+            /** @description The enabled custom_action and visit_url rules, oldest first (docs/earning.md, "Ways to earn") */
+            ways_to_earn: components["schemas"]["StorefrontWayToEarn"][];
             /** @description Running now or later, soonest first (docs/storefront.md) */
             campaigns: {
                 /** @example Double points weekend */
@@ -3084,6 +2945,35 @@ export interface components {
                 /** @description Empty: for everyone */
                 vip_tier_ids: number[];
             }[];
+        };
+        /** Way to earn */
+        StorefrontWayToEarn: {
+            /**
+             * @description The rule to claim (POST /me/actions {"rule_id"})
+             * @example 12
+             */
+            id: number;
+            /** @enum {string} */
+            kind: "custom_action" | "visit_url";
+            /** @example newsletter_signup */
+            name: string;
+            /** @example Join our newsletter */
+            description: string | null;
+            /** @example https://example.com/blog */
+            url: string | null;
+            /** @example 50 */
+            points_amount: number;
+            /** @example 0 */
+            credits_amount: number;
+            /**
+             * @description How many times per limit_period
+             * @example 1
+             */
+            limit_count: number;
+            /** @enum {string} */
+            limit_period: "lifetime" | "year" | "month" | "week" | "day";
+            /** @description The shopper may claim it themselves */
+            claimable: boolean;
         };
         /**
          * The shopper's own account
@@ -3162,6 +3052,47 @@ export interface components {
             points_needed: number;
             /** @description Redemptions the customer has left under its limit; null without a limit */
             redemptions_left: number | null;
+        };
+        /** Way to earn, with the shopper's progress */
+        StorefrontMyWayToEarn: {
+            /**
+             * @description The rule to claim (POST /me/actions {"rule_id"})
+             * @example 12
+             */
+            id: number;
+            /** @enum {string} */
+            kind: "custom_action" | "visit_url";
+            /** @example newsletter_signup */
+            name: string;
+            /** @example Join our newsletter */
+            description: string | null;
+            /** @example https://example.com/blog */
+            url: string | null;
+            /** @example 50 */
+            points_amount: number;
+            /** @example 0 */
+            credits_amount: number;
+            /**
+             * @description How many times per limit_period
+             * @example 1
+             */
+            limit_count: number;
+            /** @enum {string} */
+            limit_period: "lifetime" | "year" | "month" | "week" | "day";
+            /** @description The shopper may claim it themselves */
+            claimable: boolean;
+            /**
+             * @description Times the customer did it in the current period (in the shop's time zone)
+             * @example 0
+             */
+            completed: number;
+            /** @description Whether the customer may do it now: under its limit */
+            available: boolean;
+            /**
+             * Format: date-time
+             * @description When not available: when the next period begins; null when available now or never again
+             */
+            available_at: string | null;
         };
         /** ListLinks */
         ListLinks: components["schemas"]["CursorLinks"] | components["schemas"]["OffsetLinks"];
@@ -3264,7 +3195,7 @@ export interface components {
              * @example order
              * @enum {string}
              */
-            kind?: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing";
+            kind?: "order" | "signup" | "birthday" | "referral_referrer" | "referral_friend" | "subscription_billing" | "custom_action" | "visit_url";
             /**
              * @description Whether it earns now; at most one enabled rule per kind
              * @example true
@@ -3300,6 +3231,38 @@ export interface components {
              * @example 0
              */
             credits_amount?: number | null;
+            /**
+             * @description custom_action and visit_url: the name actions give (POST /customers/{customer_identifier}/actions) and events show as custom_action_name
+             * @example newsletter_signup
+             */
+            name?: string | null;
+            /**
+             * @description What the shopper does to earn, as the storefront shows it
+             * @example Join our newsletter
+             */
+            description?: string | null;
+            /**
+             * Format: uri
+             * @description visit_url: the page the shopper visits (required); custom_action: a link such as a social profile
+             * @example https://example.com/blog
+             */
+            url?: string | null;
+            /**
+             * @description custom_action and visit_url: how many grants a customer may have per limit_period (default 1)
+             * @example 1
+             */
+            limit_count?: number | null;
+            /**
+             * @description custom_action and visit_url: the calendar period of limit_count, in the shop's time zone (default lifetime)
+             * @example lifetime
+             * @enum {string|null}
+             */
+            limit_period?: "lifetime" | "year" | "month" | "week" | "day" | null;
+            /**
+             * @description custom_action: a shopper may claim it from the storefront (POST /storefront_api/v1/me/actions); visit_url rules always are
+             * @example false
+             */
+            claimable?: boolean;
         };
         /** CampaignFields */
         CampaignFields: {
@@ -3392,61 +3355,6 @@ export interface components {
         StorefrontKeyInput: {
             /** @description Origins whose pages may call the storefront API with this key (CORS); empty for none */
             allowed_origins: string[];
-        };
-        /** ConnectionFields */
-        ConnectionFields: {
-            /**
-             * @description The commerce platform
-             * @example shopify
-             * @enum {string}
-             */
-            platform?: "shopify" | "woocommerce";
-            /**
-             * @description A name for people
-             * @example My Shopify store
-             */
-            name?: string;
-            /**
-             * @description Shopify: the shop's domain
-             * @example example.myshopify.com
-             */
-            shop_domain?: string | null;
-            /**
-             * Format: uri
-             * @description WooCommerce: the store's address
-             * @example https://shop.example.com
-             */
-            store_url?: string | null;
-            /**
-             * @description The platform's signing secret: a Shopify app's client secret, a WooCommerce webhook's secret. Written, never shown back
-             * @example shpss_3kTq9VbX2mLw8pZr1a4c
-             */
-            secret?: string;
-            /**
-             * @description What an order earns on: subtotal (after discounts, before shipping and tax) or total
-             * @example subtotal
-             * @enum {string}
-             */
-            earn_on?: "subtotal" | "total";
-            /**
-             * @description Shopify's test orders are written too (else answered `ignored`)
-             * @example false
-             */
-            accept_test_orders?: boolean;
-            /**
-             * @description active; paused answers deliveries 503 so the platform retries later; uninstalled (app/uninstalled) answers 410
-             * @example active
-             * @enum {string}
-             */
-            status?: "active" | "paused" | "uninstalled";
-        };
-        /** IngestAnswer */
-        IngestAnswer: {
-            /**
-             * @description applied: written; duplicate: this dedupe key was seen, nothing written; stale: an older payload than the one applied; ignored: a topic or order the connection does not write; deferred: a refund kept until its order arrives; failed: a payload that can never apply as sent, kept with its reason (200, so the platform does not retry it)
-             * @enum {string}
-             */
-            status: "applied" | "duplicate" | "stale" | "ignored" | "deferred" | "failed";
         };
     };
     responses: {
@@ -3688,6 +3596,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description No enabled rule of that name, the limit reached, or invalid fields */
+        ActionRefused: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Malformed JSON */
         MalformedJson: {
             headers: {
@@ -3740,58 +3661,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The signature does not match, or there is no such connection */
-        InvalidSignature: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The app was uninstalled from the store */
-        ConnectionUninstalled: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The body is over 2 MB */
-        IngestTooLarge: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description Too many failed signatures from this address; see Retry-After */
-        IngestRateLimited: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The connection is paused, or the service cannot write now; see Retry-After (the platform retries) */
-        IngestUnavailable: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description Missing, invalid, expired or revoked customer token or publishable key, or a customer who no longer exists (one message for every case) */
         CustomerUnauthorized: {
             headers: {
@@ -3804,6 +3673,19 @@ export interface components {
         };
         /** @description The birthday is already set, or a request with this Idempotency-Key is still running */
         BirthdayAlreadySet: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such claimable rule, or the limit reached */
+        ClaimRefused: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "RateLimit-Limit": components["headers"]["Limit"];
@@ -4023,22 +3905,6 @@ export interface components {
                 };
             };
         };
-        /** @description Created */
-        ConnectionWritten: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                "RateLimit-Limit": components["headers"]["Limit"];
-                "RateLimit-Remaining": components["headers"]["Remaining"];
-                "RateLimit-Reset": components["headers"]["Reset"];
-                "Idempotent-Replayed": components["headers"]["Replayed"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    data: components["schemas"]["Connection"];
-                };
-            };
-        };
     };
     parameters: {
         /**
@@ -4056,11 +3922,6 @@ export interface components {
         PaginationPerPage: number;
         /** @description Offset mode: sort direction */
         SortOrderDirection: "asc" | "desc";
-        /**
-         * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
-         * @example Margaret Lovelace
-         */
-        Query: string;
         /**
          * @description Only the customer with this e-mail address (case-insensitive)
          * @example ada@example.com
@@ -4096,11 +3957,6 @@ export interface components {
          * @example ada@example.com
          */
         CustomerIdentifierInQuery: string;
-        /**
-         * @description The delivery's id
-         * @example 981
-         */
-        DeliveryId: components["schemas"]["Id"];
     };
     requestBodies: never;
     headers: {
@@ -4310,11 +4166,6 @@ export interface operations {
                 "sort[order_type]"?: "id" | "created_at" | "updated_at" | "points_balance" | "points_earned_lifetime" | "credits_balance";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
-                /**
-                 * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
-                 * @example Margaret Lovelace
-                 */
-                query?: components["parameters"]["Query"];
                 /**
                  * @description Only the customer with this e-mail address (case-insensitive)
                  * @example ada@example.com
@@ -6772,6 +6623,59 @@ export interface operations {
             default: components["responses"]["OtherError"];
         };
     };
+    createCustomersByCustomerIdentifierActions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The customer's remote_id, or e-mail address (case-insensitive) */
+                customer_identifier: components["parameters"]["CustomerIdentifierInPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "newsletter_signup",
+                 *       "distinct_id": "newsletter-2026-03-01"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The name of an enabled custom_action or visit_url earning rule
+                     * @example newsletter_signup
+                     */
+                    name: string;
+                    /**
+                     * @description Identifies this one action of the customer: the same distinct_id again, at any time and under any Idempotency-Key, answers 200 with the event the first granted and grants nothing
+                     * @example newsletter-2026-03-01
+                     */
+                    distinct_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: components["responses"]["PointsEventWritten"];
+            201: components["responses"]["PointsEventWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ActionRefused"];
+            default: components["responses"]["OtherError"];
+        };
+    };
     createEarningRulesPreview: {
         parameters: {
             query?: never;
@@ -7107,7 +7011,7 @@ export interface operations {
                  * @description The delivery's id
                  * @example 981
                  */
-                delivery_id: components["parameters"]["DeliveryId"];
+                delivery_id: components["schemas"]["Id"];
             };
             cookie?: never;
         };
@@ -7443,11 +7347,6 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
-                 * @example Margaret Lovelace
-                 */
-                query?: components["parameters"]["Query"];
-                /**
                  * @description Only the customer with this e-mail address (case-insensitive)
                  * @example ada@example.com
                  */
@@ -7567,7 +7466,7 @@ export interface operations {
                     /** @example analytics export */
                     name: string;
                     /** @description At most the scopes of the token that creates it */
-                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "connections:read" | "connections:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
                     /**
                      * Format: date-time
                      * @description When it stops working (in the future); null or left out: never
@@ -7703,371 +7602,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
-        };
-    };
-    getConnections: {
-        parameters: {
-            query?: {
-                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
-                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
-                /** @description Cursor mode: records per page */
-                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
-                /** @description Offset mode: page number */
-                "pagination[page]"?: components["parameters"]["PaginationPage"];
-                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
-                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
-                /** @description Offset mode: field to sort by (ties by ID) */
-                "sort[order_type]"?: "id" | "name" | "created_at" | "updated_at";
-                /** @description Offset mode: sort direction */
-                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        links: components["schemas"]["ListLinks"];
-                        data: components["schemas"]["Connection"][];
-                    };
-                };
-            };
-            400: components["responses"]["InvalidQueryParameter"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    createConnections: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
-                 * @example order-5531-points
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": WithRequired<components["schemas"]["ConnectionFields"], "platform" | "name" | "secret">;
-            };
-        };
-        responses: {
-            201: components["responses"]["ConnectionWritten"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    getConnectionsById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Connection"];
-                    };
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    deleteConnectionsById: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
-                 * @example order-5531-points
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: components["responses"]["DeletedRecordWritten"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    updateConnectionsById: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
-                 * @example order-5531-points
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "platform": "shopify"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ConnectionFields"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: components["responses"]["ConnectionWritten"];
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    getConnectionsByIdDeliveries: {
-        parameters: {
-            query?: {
-                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
-                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
-                /** @description Cursor mode: records per page */
-                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
-                /** @description Offset mode: page number */
-                "pagination[page]"?: components["parameters"]["PaginationPage"];
-                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
-                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
-                /** @description Offset mode: field to sort by */
-                "sort[order_type]"?: "id";
-                /** @description Offset mode: sort direction */
-                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
-                /** @description Only the deliveries in this status (failed: those to look at and replay) */
-                status?: "applied" | "stale" | "ignored" | "deferred" | "failed";
-                /**
-                 * @description Only the deliveries of this topic, as the platform names it
-                 * @example orders/paid
-                 */
-                topic?: string;
-            };
-            header?: never;
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        links: components["schemas"]["ListLinks"];
-                        data: components["schemas"]["ConnectionDelivery"][];
-                    };
-                };
-            };
-            400: components["responses"]["InvalidQueryParameter"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    createConnectionsByIdDeliveriesByDeliveryIdReplay: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
-                 * @example order-5531-points
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-                /**
-                 * @description The delivery's id
-                 * @example 981
-                 */
-                delivery_id: components["parameters"]["DeliveryId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["NoFields"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "RateLimit-Limit": components["headers"]["Limit"];
-                    "RateLimit-Remaining": components["headers"]["Remaining"];
-                    "RateLimit-Reset": components["headers"]["Reset"];
-                    "Idempotent-Replayed": components["headers"]["Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["ConnectionDelivery"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["IdempotencyKeyInUse"];
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
-            default: components["responses"]["OtherError"];
-        };
-    };
-    createIngestV1ShopifyById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IngestAnswer"];
-                };
-            };
-            401: components["responses"]["InvalidSignature"];
-            410: components["responses"]["ConnectionUninstalled"];
-            413: components["responses"]["IngestTooLarge"];
-            429: components["responses"]["IngestRateLimited"];
-            503: components["responses"]["IngestUnavailable"];
-        };
-    };
-    createIngestV1WoocommerceById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The connection's id
-                 * @example 42
-                 */
-                id: components["schemas"]["Id"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IngestAnswer"];
-                };
-            };
-            401: components["responses"]["InvalidSignature"];
-            410: components["responses"]["ConnectionUninstalled"];
-            413: components["responses"]["IngestTooLarge"];
-            429: components["responses"]["IngestRateLimited"];
-            503: components["responses"]["IngestUnavailable"];
         };
     };
     getStorefrontProgramme: {
@@ -8341,6 +7875,89 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ReferralRefused"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getStorefrontMeWaysToEarn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontMyWayToEarn"][];
+                    };
+                };
+            };
+            401: components["responses"]["CustomerUnauthorized"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createStorefrontMeActions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rule_id": 12
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The id of a claimable way to earn (GET /me/ways_to_earn)
+                     * @example 12
+                     */
+                    rule_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorefrontPointsEvent"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CustomerUnauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ClaimRefused"];
             default: components["responses"]["OtherError"];
         };
     };

@@ -20,6 +20,8 @@ const ERROR_WORDS: Record<string, Key> = {
   internal_error: 'err_busy',
   network_error: 'err_network',
   unexpected_response: 'err_busy',
+  limit_reached: 'err_way_limit',
+  rule_not_found: 'err_way_gone',
 };
 
 /** A refusal in words a shopper understands, in their language; never the API's own text. */

@@ -23,10 +23,24 @@ export class LoyaltyPanel extends HTMLElement {
   static readonly observedAttributes = [...CONNECTION, 'lang', 'strings', 'referral-url'];
   readonly #root: ShadowRoot;
   #client: StorefrontClient | null = null;
-  #state: State = { programme: null, me: null, rewards: [], events: [], redemptions: [], redeemed: null, confirm: null, busy: null, error: null, copied: null };
+  #state: State = {
+    programme: null,
+    me: null,
+    rewards: [],
+    ways: [],
+    events: [],
+    redemptions: [],
+    redeemed: null,
+    confirm: null,
+    busy: null,
+    error: null,
+    copied: null,
+  };
   #strings: Record<string, string> = {};
   /** The reward being redeemed and the Idempotency-Key its retries reuse. */
   #pending: { rewardId: number; key: string } | null = null;
+  /** The way to earn being claimed and the Idempotency-Key its retries reuse. */
+  #claim: { ruleId: number; key: string } | null = null;
   /** What gets the focus after the next drawing (a selector in the shadow root). */
   #focus: string | null = null;
 
@@ -106,17 +120,26 @@ export class LoyaltyPanel extends HTMLElement {
     this.#focus = null;
   }
 
-  /** Reads the programme, the account, the rewards, the latest codes and history again. */
+  /** Reads the programme, the account, the rewards, the ways to earn, the latest codes and history again. */
   async refresh(): Promise<void> {
     try {
-      const [programme, me, rewards, redemptions, events] = await Promise.all([
+      const [programme, me, rewards, ways, redemptions, events] = await Promise.all([
         this.#api.GET('/storefront_api/v1/programme'),
         this.#api.GET('/storefront_api/v1/me'),
         this.#api.GET('/storefront_api/v1/me/rewards'),
+        this.#api.GET('/storefront_api/v1/me/ways_to_earn'),
         this.#api.GET('/storefront_api/v1/me/redemptions', latest(CODES_SIZE)),
         this.#api.GET('/storefront_api/v1/me/points_events', latest(HISTORY_SIZE)),
       ]);
-      this.#set({ programme: programme.data, me: me.data, rewards: rewards.data, redemptions: redemptions.data, events: events.data, error: null });
+      this.#set({
+        programme: programme.data,
+        me: me.data,
+        rewards: rewards.data,
+        ways: ways.data,
+        redemptions: redemptions.data,
+        events: events.data,
+        error: null,
+      });
     } catch (error) {
       this.#set({ error: inWords(error) });
     }
@@ -135,6 +158,23 @@ export class LoyaltyPanel extends HTMLElement {
       this.#focus = '[part=code-section] button';
       this.#set({ redeemed: data, busy: null });
       this.dispatchEvent(new CustomEvent('loyalty-redeemed', { detail: data, bubbles: true, composed: true }));
+      await this.refresh();
+    } catch (error) {
+      this.#set({ busy: null, error: inWords(error) });
+    }
+  }
+
+  /** Claims a way to earn; a visit opens its page first (in the click, so no popup blocker stops it). */
+  async #claimWay(ruleId: number, url: string | undefined): Promise<void> {
+    if (url !== undefined) window.open(url, '_blank', 'noopener');
+    // A retry of the same claim after a failure reuses the key: it can never grant twice.
+    if (this.#claim?.ruleId !== ruleId) this.#claim = { ruleId, key: newKey() };
+    this.#set({ busy: `claim:${ruleId}`, error: null });
+    try {
+      const { data } = await this.#api.POST('/storefront_api/v1/me/actions', { body: { rule_id: ruleId }, headers: { 'Idempotency-Key': this.#claim.key } });
+      this.#claim = null;
+      this.#state.busy = null;
+      this.dispatchEvent(new CustomEvent('loyalty-earned', { detail: data, bubbles: true, composed: true }));
       await this.refresh();
     } catch (error) {
       this.#set({ busy: null, error: inWords(error) });
@@ -173,6 +213,8 @@ export class LoyaltyPanel extends HTMLElement {
       this.#cancel();
     } else if (action === 'copy') {
       void this.#copy(button.dataset.text ?? '');
+    } else if (action === 'claim') {
+      void this.#claimWay(id, button.dataset.url);
     }
   }
 

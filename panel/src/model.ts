@@ -50,6 +50,22 @@ export interface Campaign {
   vip_tier_ids: number[];
 }
 
+/** A way to earn beyond orders (GET /me/ways_to_earn), with where the shopper is with it. */
+export interface Way {
+  id: number;
+  kind: string;
+  name: string;
+  description: string | null;
+  url: string | null;
+  points_amount: number;
+  credits_amount: number;
+  claimable: boolean;
+  completed: number;
+  limit_count: number;
+  available: boolean;
+  available_at: string | null;
+}
+
 export interface Programme {
   shop: { name: string; currency: string | null };
   earning_rules: EarningRule[];
@@ -71,13 +87,15 @@ export interface State {
   programme: Programme | null;
   me: Me | null;
   rewards: Reward[];
+  /** The ways to earn beyond orders, with what the shopper has done. */
+  ways: Way[];
   events: PointsEvent[];
   redemptions: Redemption[];
   /** The redemption just made: its code is shown on top. */
   redeemed: Redemption | null;
   /** The reward whose redemption waits for the shopper's confirmation. */
   confirm: number | null;
-  /** What is being sent ('redeem', 'birthday'), so its button waits. */
+  /** What is being sent ('redeem:<id>', 'claim:<id>', 'birthday'), so its button waits. */
   busy: string | null;
   /** What went wrong, as the key of its words (so a change of language changes it too). */
   error: Key | null;

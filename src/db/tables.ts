@@ -532,7 +532,10 @@ export interface RewardRedemptionDaysTable {
   n: number;
 }
 
-export type EarningRuleKind = 'order' | 'signup' | 'birthday' | 'referral_referrer' | 'referral_friend' | 'subscription_billing';
+export type EarningRuleKind =
+  'order' | 'signup' | 'birthday' | 'referral_referrer' | 'referral_friend' | 'subscription_billing' | 'custom_action' | 'visit_url';
+
+export type LimitPeriod = 'lifetime' | 'year' | 'month' | 'week' | 'day';
 
 export interface EarningRulesTable extends Timestamps {
   shop_id: number;
@@ -547,6 +550,33 @@ export interface EarningRulesTable extends Timestamps {
   points_amount: number | null;
   /** Hundredths of a credit. */
   credits_amount: number | null;
+  /** custom_action and visit_url (ways to earn): what custom_action_name holds; null for the other kinds. */
+  name: string | null;
+  description: string | null;
+  url: string | null;
+  limit_count: number | null;
+  limit_period: LimitPeriod | null;
+  claimable: number;
+}
+
+/** A customer's grants by a way to earn in the period from period_start (migration 025). */
+export interface EarningActionCountsTable {
+  shop_id: number;
+  customer_remote_id: number;
+  rule_id: number;
+  period_start: number;
+  times: number;
+  last_at: number;
+}
+
+/** The event an action of a distinct_id granted a customer (migration 025). */
+export interface EarningActionClaimsTable {
+  shop_id: number;
+  customer_remote_id: number;
+  distinct_id: string;
+  rule_id: number;
+  points_event_id: number;
+  created_at: number;
 }
 
 /** A storefront key (storefront/keys.ts); allowed_origins is a JSON array of origins. */
@@ -653,6 +683,8 @@ export interface Tables {
   tier_members: TierMembersTable;
   reward_redemption_days: RewardRedemptionDaysTable;
   earning_rules: EarningRulesTable;
+  earning_action_counts: EarningActionCountsTable;
+  earning_action_claims: EarningActionClaimsTable;
   vip_tier_changes: VipTierChangesTable;
   vip_tiers: VipTiersTable;
   referrals: ReferralsTable;

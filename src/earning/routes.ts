@@ -14,6 +14,7 @@ import { derive, recordsJson } from '../records/resource.js';
 import { campaigns } from '../records/resources/campaigns.js';
 import { shownRecord } from '../records/repository.js';
 import { campaignsDuring, campaignsFor, cancelCampaign } from './campaigns.js';
+import { registerActionRoutes } from './action-routes.js';
 
 const PreviewInput = Type.Object(
   {
@@ -57,6 +58,7 @@ const Preview = Type.Object(
 /** POST /earning_rules/preview: what an order would earn, writing nothing; POST /campaigns/{id}/cancel. */
 export function registerEarningRoutes(server: FastifyInstance): void {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  registerActionRoutes(server);
   app.post(
     '/earning_rules/preview',
     {

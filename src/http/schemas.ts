@@ -9,6 +9,12 @@ export const ErrorDetail = Type.Object({
   param: Type.String({ description: 'Where in the request the problem is', examples: ['points_events[3].points_amount'] }),
   code: Type.String({ examples: ['not_an_int32'] }),
   message: Type.String({ examples: ['points_amount must be an integer between -2147483648 and 2147483647'] }),
+  available_at: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'limit_reached: when the customer may do the action again; null when never (a lifetime limit)',
+      examples: ['2026-03-02T18:30:00.000Z'],
+    }),
+  ),
 });
 
 /** One example message per code, for the documentation; a new code must come with one. */
@@ -40,6 +46,8 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   referral_not_pending: 'Referral 18 is completed; only a pending referral can be completed or cancelled',
   birthday_already_set: 'The birthday is already set; ask the shop to change it',
   campaign_not_cancellable: 'Campaign 7 is ended; only a scheduled or active campaign can be cancelled',
+  limit_reached: 'newsletter_signup may be done 1 time per day; the customer may do it again at 2026-03-02T18:30:00.000Z',
+  rule_not_found: 'The shop has no enabled custom_action or visit_url rule named "newsletter_signup"',
   idempotency_key_mismatch: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
   rate_limited: 'Rate limit of 6000 requests per 60 seconds exceeded; retry after the time in Retry-After',
   headers_too_large: 'The request headers are larger than the limit of 16384 bytes',
@@ -49,6 +57,9 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
 
 function exampleError(code: ErrorCode) {
   const error: Record<string, unknown> = { type: errorType(code), code, message: EXAMPLE_MESSAGES[code], request_id: 'req_2Vq8dJcKx1mQ4n7' };
+  if (code === 'limit_reached') {
+    error.details = [{ param: 'name', code: 'limit_reached', message: EXAMPLE_MESSAGES[code], available_at: '2026-03-02T18:30:00.000Z' }];
+  }
   if (code === 'validation_failed') {
     error.details = [
       { param: 'points_events[3].points_amount', code: 'not_an_int32', message: 'points_amount must be an integer between -2147483648 and 2147483647' },
@@ -167,6 +178,8 @@ const ROUTE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'already_referred',
   'referral_not_pending',
   'birthday_already_set',
+  'limit_reached',
+  'rule_not_found',
 ]);
 
 /**

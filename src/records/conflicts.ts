@@ -1,7 +1,7 @@
 import type { DB } from '../db/tables.js';
 import type { ErrorDetail } from '../errors.js';
 import { existingIds, holdersOf, holdersWhen } from './repository.js';
-import type { Resource, Row } from './resource.js';
+import { exclusivesOf, type Exclusive, type Resource, type Row } from './resource.js';
 import { pushTo } from '../core/maps.js';
 
 // Rules that need the database: unique fields and references to other records. One pass
@@ -58,25 +58,18 @@ export async function conflicts(db: DB, shopId: number, r: Resource, candidates:
       });
     }
   }
-  if (r.exclusive) await exclusiveConflicts(db, shopId, r, r.exclusive, candidates, add);
+  for (const rule of exclusivesOf(r)) await exclusiveConflicts(db, shopId, r, rule, candidates, add);
   return errors;
 }
 
 /** Candidates that would make a second record hold an exclusive value (see Resource.exclusive). */
-async function exclusiveConflicts(
-  db: DB,
-  shopId: number,
-  r: Resource,
-  rule: NonNullable<Resource['exclusive']>,
-  candidates: Candidate[],
-  add: (i: number, d: ErrorDetail) => void,
-) {
+async function exclusiveConflicts(db: DB, shopId: number, r: Resource, rule: Exclusive, candidates: Candidate[], add: (i: number, d: ErrorDetail) => void) {
   const seen = new Set<unknown>();
   for (let i = 0; i < candidates.length; i++) {
     const c = candidates[i]!;
     const record = c.merged ?? c.values;
     const value = record[rule.field];
-    if (record[rule.when.field] !== rule.when.value || value === null || value === undefined) continue;
+    if (record[rule.when.field] !== rule.when.value || value === null || value === undefined || rule.except?.includes(value as string)) continue;
     const holders = await holdersWhen(db, shopId, r, rule, value);
     if (seen.has(value) || holders.some((id) => id !== c.id)) add(i, { param: rule.field, code: rule.code, message: rule.message });
     else seen.add(value);
@@ -96,5 +89,5 @@ export async function lostRaceErrors(db: DB, shopId: number, r: Resource, candid
   const named = Object.entries(r.fields)
     .filter(([, f]) => f.unique)
     .map(([name]) => taken(r, name));
-  return r.exclusive ? [...named, { param: r.exclusive.field, code: r.exclusive.code, message: r.exclusive.message }] : named;
+  return [...named, ...exclusivesOf(r).map((rule) => ({ param: rule.field, code: rule.code, message: rule.message }))];
 }

@@ -2,7 +2,7 @@ import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { allocateIds, insertRows } from '../db/dialect.js';
 import { prepareQuery } from '../db/prepared.js';
 import type { DB, Tables } from '../db/tables.js';
-import { recordsJson, shownColumns, type Resource, type Row } from './resource.js';
+import { recordsJson, shownColumns, type Exclusive, type Resource, type Row } from './resource.js';
 
 // The SQL of every record resource. Tables come from descriptions, so the builder is untyped
 // here; every function takes the shop and filters on it.
@@ -169,7 +169,7 @@ function prepareHolders(r: Resource, field: string, mode: 'exact' | 'ci') {
 
 /** Which of `ids` name records of the shop in `table` (by `column`). */
 /** The IDs of the shop's records that hold `value` in `rule.field` while `rule.when` holds. */
-export async function holdersWhen(db: DB, shopId: number, r: Resource, rule: NonNullable<Resource['exclusive']>, value: unknown): Promise<number[]> {
+export async function holdersWhen(db: DB, shopId: number, r: Resource, rule: Exclusive, value: unknown): Promise<number[]> {
   const rows = await any(db)
     .selectFrom(r.table)
     .select(r.id)

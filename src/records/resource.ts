@@ -77,7 +77,7 @@ export interface Resource {
    * At most one record of the shop holds a value of `field` while `when` holds (one enabled
    * earning rule per kind); a partial unique index settles racing writes.
    */
-  exclusive?: { field: string; when: { field: string; value: unknown }; code: string; message: string };
+  exclusive?: Exclusive | readonly Exclusive[];
   /**
    * List filters, by query parameter: the schema documents and parses the value (http/query.ts),
    * `apply` narrows the list's query. A filtered list is counted, not read from shop_counts.
@@ -86,6 +86,18 @@ export interface Resource {
   /** Further sorts, by sort[order_type] value → column (each with an index on (shop_id, column, ID)). */
   sorts?: Readonly<Record<string, string>>;
 }
+
+/** One exclusive value (Resource.exclusive); `except` names values of `field` that many records may hold (ways to earn are many per kind). */
+export interface Exclusive {
+  field: string;
+  when: { field: string; value: unknown };
+  except?: readonly string[];
+  code: string;
+  message: string;
+}
+
+/** A resource's exclusive rules, as a list. */
+export const exclusivesOf = (r: Resource): readonly Exclusive[] => (r.exclusive === undefined ? [] : 'field' in r.exclusive ? [r.exclusive] : r.exclusive);
 
 /** One cross-field rule, and the fields it reads (it runs only when they are all valid). */
 export interface RecordCheck {

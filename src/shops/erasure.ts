@@ -36,6 +36,8 @@ const ERASED = [
   erased('connections', 'id'),
   erased('connection_refunds', 'refund_id'),
   erased('connection_sources', 'kind', 'remote_id'),
+  erased('earning_action_claims', 'customer_remote_id', 'distinct_id'),
+  erased('earning_action_counts', 'customer_remote_id', 'rule_id'),
   erased('earning_rules', 'id'),
   erased('campaigns', 'id'),
   erased('vip_tiers', 'id'),

@@ -5,6 +5,7 @@ import type { Static } from 'typebox';
 import { isoTime } from '../clock.js';
 import type { DB } from '../db/tables.js';
 import { campaignsAhead } from '../earning/campaigns.js';
+import { waysToEarn, wayJson } from '../earning/ways-to-earn.js';
 import { DataEnvelope } from '../http/schemas.js';
 import { tiersOf } from '../tiers/tiers.js';
 import { Programme } from './schemas.js';
@@ -17,14 +18,16 @@ import { storefrontErrors, STOREFRONT_TAG } from './scope.js';
 const hundredths = (value: number | null) => (value === null ? null : Number(value) / 100);
 
 async function programmeOf(db: DB, shop: { id: number; name: string; currency: string | null }, now: number): Promise<Static<typeof Programme>> {
-  const [rules, rewards, tiers, campaigns] = await Promise.all([
+  const [rules, ways, rewards, tiers, campaigns] = await Promise.all([
     db
       .selectFrom('earning_rules')
       .select(['kind', 'points_per_unit', 'unit_amount', 'min_order_total', 'currency', 'points_amount', 'credits_amount'])
       .where('shop_id', '=', shop.id)
       .where('enabled', '=', 1)
+      .where('name', 'is', null)
       .orderBy('kind')
       .execute(),
+    waysToEarn(db, shop.id),
     db
       .selectFrom('rewards')
       .select(['id', 'name', 'kind', 'value', 'points_price'])
@@ -47,6 +50,7 @@ async function programmeOf(db: DB, shop: { id: number; name: string; currency: s
       points_amount: r.points_amount === null ? null : Number(r.points_amount),
       credits_amount: hundredths(r.credits_amount),
     })),
+    ways_to_earn: ways.map(wayJson),
     rewards: rewards.map((r) => ({ id: Number(r.id), name: r.name, kind: r.kind, value: Number(r.value) / 100, points_price: Number(r.points_price) })),
     vip_tiers: tiers.map((t) => ({ id: t.id, name: t.name, points_threshold: t.threshold, earning_multiplier: t.multiplier })),
     campaigns: campaigns.map((c) => ({ ...c, starts_at: isoTime(c.starts_at), ends_at: isoTime(c.ends_at) })),

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { registerEarnRoutes } from './earn-routes.js';
 import { registerMeRoutes } from './me-routes.js';
 import { registerProgrammeRoute } from './programme.js';
 import { registerStorefrontScope } from './scope.js';
@@ -10,4 +11,5 @@ export function registerStorefrontRoutes(app: FastifyInstance): void {
   registerProgrammeRoute(app);
   registerMeRoutes(app);
   registerSpendRoutes(app);
+  registerEarnRoutes(app);
 }

@@ -70,6 +70,38 @@ export const StorefrontToken = Type.Object(
 const Nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number> | ReturnType<typeof Type.String>>(t: T) =>
   Type.Union([t, Type.Null()]);
 
+const WAY_TO_EARN = {
+  id: Type.Integer({ description: 'The rule to claim (POST /me/actions {"rule_id"})', examples: [12] }),
+  kind: Type.Union([Type.Literal('custom_action'), Type.Literal('visit_url')]),
+  name: Type.String({ examples: ['newsletter_signup'] }),
+  description: Nullable(Type.String({ examples: ['Join our newsletter'] })),
+  url: Nullable(Type.String({ examples: ['https://example.com/blog'] })),
+  points_amount: Type.Integer({ examples: [50] }),
+  credits_amount: Type.Number({ examples: [0] }),
+  limit_count: Type.Integer({ description: 'How many times per limit_period', examples: [1] }),
+  limit_period: Type.Union([Type.Literal('lifetime'), Type.Literal('year'), Type.Literal('month'), Type.Literal('week'), Type.Literal('day')]),
+  claimable: Type.Boolean({ description: 'The shopper may claim it themselves' }),
+};
+
+const WayToEarnSchema = Type.Object(WAY_TO_EARN, { $id: 'StorefrontWayToEarn', title: 'Way to earn' });
+
+export const MeWayToEarn = Type.Object(
+  {
+    ...WAY_TO_EARN,
+    completed: Type.Integer({ description: "Times the customer did it in the current period (in the shop's time zone)", examples: [0] }),
+    available: Type.Boolean({ description: 'Whether the customer may do it now: under its limit' }),
+    available_at: Nullable(
+      Type.String({ format: 'date-time', description: 'When not available: when the next period begins; null when available now or never again' }),
+    ),
+  },
+  { $id: 'StorefrontMyWayToEarn', title: "Way to earn, with the shopper's progress" },
+);
+
+export const MeActionInput = Type.Object(
+  { rule_id: Type.Integer({ minimum: 1, description: 'The id of a claimable way to earn (GET /me/ways_to_earn)', examples: [12] }) },
+  { additionalProperties: false, examples: [{ rule_id: 12 }] },
+);
+
 export const Programme = Type.Object(
   {
     shop: Type.Object({
@@ -94,6 +126,7 @@ export const Programme = Type.Object(
     vip_tiers: Type.Array(Type.Object({ id: Type.Integer(), name: Type.String(), points_threshold: Type.Integer(), earning_multiplier: Type.Number() }), {
       description: 'Every tier, lowest threshold first',
     }),
+    ways_to_earn: Type.Array(WayToEarnSchema, { description: 'The enabled custom_action and visit_url rules, oldest first (docs/earning.md, "Ways to earn")' }),
     campaigns: Type.Array(
       Type.Object({
         name: Type.String({ examples: ['Double points weekend'] }),

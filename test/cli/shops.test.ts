@@ -343,6 +343,9 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
     });
     await send('DELETE', 'customers/12');
     await send('POST', 'storefront_keys', { allowed_origins: ['https://shop.example'] });
+    // A way to earn done once (its count and its distinct_id).
+    await send('POST', 'earning_rules', { kind: 'custom_action', name: 'newsletter', points_amount: 5 });
+    await send('POST', 'customers/1/actions', { name: 'newsletter', distinct_id: 'newsletter-1' });
     // An expiry reminder sent, and the reminder's cursor.
     await send('POST', 'webhooks', { topic: 'points.expiring', url: 'https://example.com/expiring' });
     await t.app.inject({

@@ -75,6 +75,20 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     expect(await list('earning_rules')).toHaveLength(0);
   });
 
+  it('creates a way to earn with its limit in words', async () => {
+    const form = page.getByRole('form', { name: 'New earning rule' });
+    await form.getByLabel('Kind').selectOption('custom_action');
+    await form.getByLabel('Action name').fill('newsletter');
+    await form.getByLabel('Points', { exact: true }).fill('50');
+    await form.getByLabel('Times allowed').fill('2');
+    await form.getByLabel('Per period').selectOption('day');
+    await form.getByLabel('Shoppers may claim it').check();
+    await form.getByRole('button', { name: 'Create earning rule' }).click();
+    await page.getByRole('cell', { name: 'twice a day' }).waitFor();
+    await s.expectAccessible('way-to-earn');
+    expect(await list('earning_rules')).toMatchObject([{ kind: 'custom_action', name: 'newsletter', limit_count: 2, limit_period: 'day', claimable: true }]);
+  });
+
   it('creates a reward once from a form sent twice, and pages through the rewards in cursor mode', async () => {
     for (let i = 1; i <= 25; i++) {
       const res = await s.t.request('POST', `${API}/rewards`, { body: { name: `Seeded ${i}`, points_price: 100 + i, kind: 'free_shipping' } });

@@ -90,6 +90,7 @@ describe(`the public programme and CORS (${TEST_DIALECT})`, () => {
       ],
       rewards: [{ id: expect.any(Number), name: 'Tote', kind: 'free_product', value: 12, points_price: 400 }],
       vip_tiers: [],
+      ways_to_earn: [],
       campaigns: [],
     });
     expect(res.headers['cache-control']).toBe('public, max-age=60');

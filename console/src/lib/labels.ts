@@ -12,6 +12,8 @@ export const RULE_KINDS: Record<Schemas['EarningRule']['kind'], string> = {
   referral_referrer: 'Referring a friend',
   referral_friend: 'Being referred',
   subscription_billing: 'Subscription payments',
+  custom_action: 'Custom action',
+  visit_url: 'Visiting a page',
 };
 
 export const REWARD_KINDS: Record<Schemas['Reward']['kind'], string> = {

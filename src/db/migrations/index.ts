@@ -22,6 +22,7 @@ import * as m021 from './021_tier_metrics.js';
 import * as m022 from './022_expiry_reminders_pruned.js';
 import * as m023 from './023_lots_versions.js';
 import * as m024 from './024_connections.js';
+import * as m025 from './025_ways_to_earn.js';
 import * as m026 from './026_distribution_by_shop.js';
 import * as m027 from './027_customer_search.js';
 
@@ -50,6 +51,7 @@ export const migrations: Record<string, Migration> = {
   '022_expiry_reminders_pruned': m022,
   '023_lots_versions': m023,
   '024_connections': m024,
+  '025_ways_to_earn': m025,
   '026_distribution_by_shop': m026,
   '027_customer_search': m027,
 };

@@ -5,6 +5,7 @@ import { labelOf, optionsOf, REWARD_KINDS, RULE_KINDS } from '../../lib/labels';
 import type { Row } from '../../lib/records';
 import { ToggleEnabled } from './toggle-enabled';
 import { CodeStock, UploadCodes } from './upload-codes';
+import { actionFields, ruleLimit } from './ways-to-earn';
 
 // The programme's records as their pages show them (docs/earning.md, console/README.md). Field names
 // are the API's, so its validation errors land beside the field they name.
@@ -32,6 +33,7 @@ const ruleFields: FieldSpec[] = [
   { name: 'currency', label: 'Currency', kind: 'text', nullable: true, applies: isOrder, placeholder: 'any, or EUR' },
   { name: 'points_amount', label: 'Points', kind: 'integer', nullable: true, applies: notOrder },
   { name: 'credits_amount', label: 'Store credit', kind: 'decimal', nullable: true, placeholder: 'none' },
+  ...actionFields,
 ];
 
 export const earningRules: RecordKind = {
@@ -41,8 +43,9 @@ export const earningRules: RecordKind = {
   empty: 'No earning rules yet: customers earn nothing until one is created.',
   columns: [
     { label: 'ID', cell: (r) => r.id },
-    { label: 'Kind', cell: (r) => labelOf(RULE_KINDS, r.kind) },
+    { label: 'Kind', cell: (r) => labelOf(RULE_KINDS, r.kind) + (r.name ? `: ${String(r.name)}` : '') },
     { label: 'Earns', cell: earns },
+    { label: 'Limit', cell: ruleLimit },
     { label: 'Enabled', cell: (r) => yesNo(r.enabled) },
   ],
   fields: ruleFields,
