@@ -1175,6 +1175,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merchant_api/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connections
+         * @description Cursor mode walks every connection in ascending id order (since_id is a connection's id); offset mode sorts by id, name, created_at or updated_at.
+         */
+        get: operations["getConnections"];
+        put?: never;
+        /** Create a connection */
+        post: operations["createConnections"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /** Retrieve a connection */
+        get: operations["getConnectionsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a connection
+         * @description Deletes the connection for good and answers 200 with its id and `deleted: true`.
+         */
+        delete: operations["deleteConnectionsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a connection
+         * @description Changes only the fields sent.
+         */
+        patch: operations["updateConnectionsById"];
+        trace?: never;
+    };
+    "/merchant_api/v1/connections/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a connection's deliveries
+         * @description Every webhook the store sent, oldest first, with what it did: `status` and `topic` narrow the list. Bodies are kept CONNECTION_RETENTION_DAYS (30 by default); the record of each delivery stays.
+         */
+        get: operations["getConnectionsByIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merchant_api/v1/connections/{id}/deliveries/{delivery_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a delivery
+         * @description Applies the delivery's kept body again, by the same rules as when it arrived (a newer payload applied since makes it stale), and answers the delivery as it now stands. Used after fixing what made it fail. 422 when its body is no longer kept.
+         */
+        post: operations["createConnectionsByIdDeliveriesByDeliveryIdReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ingest/v1/shopify/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Shopify webhook
+         * @description Paste this address (a connection's `ingest_url`) into Shopify's webhook settings. `X-Shopify-Hmac-Sha256` must be base64(HMAC-SHA256(secret, raw body)); a bad or missing signature and an unknown connection answer the same 401. Answers 200 with what the delivery did, 410 once the app is uninstalled, 503 with Retry-After while the connection is paused or the service cannot write (the platform retries). docs/connections.md.
+         */
+        post: operations["createIngestV1ShopifyById"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ingest/v1/woocommerce/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a WooCommerce webhook
+         * @description Paste this address (a connection's `ingest_url`) into WooCommerce's webhook settings. `X-WC-Webhook-Signature` must be base64(HMAC-SHA256(secret, raw body)); a bad or missing signature and an unknown connection answer the same 401. Answers 200 with what the delivery did, 410 once the app is uninstalled, 503 with Retry-After while the connection is paused or the service cannot write (the platform retries). docs/connections.md.
+         */
+        post: operations["createIngestV1WoocommerceById"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/storefront_api/v1/programme": {
         parameters: {
             query?: never;
@@ -1434,7 +1566,7 @@ export interface components {
                  * @description What went wrong; a program can branch on it
                  * @enum {unknown}
                  */
-                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "insufficient_scope" | "not_found" | "request_timeout" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "limit_reached" | "rule_not_found" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+                code: "invalid_json" | "invalid_parameter" | "malformed_request" | "unauthorized" | "invalid_signature" | "insufficient_scope" | "not_found" | "request_timeout" | "connection_uninstalled" | "idempotency_key_in_use" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "insufficient_balance" | "not_reversible" | "already_reversed" | "reward_disabled" | "redemption_limit_reached" | "reward_out_of_codes" | "redemption_not_voidable" | "redemption_not_usable" | "self_referral" | "already_customer" | "already_referred" | "referral_not_pending" | "birthday_already_set" | "campaign_not_cancellable" | "limit_reached" | "rule_not_found" | "idempotency_key_mismatch" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
                 /** @description For the developer reading it; may change */
                 message: string;
                 /**
@@ -2791,7 +2923,7 @@ export interface components {
              *       "read"
              *     ]
              */
-            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "connections:read" | "connections:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
             /**
              * Format: date-time
              * @description When it stops working; null: never
@@ -2820,7 +2952,7 @@ export interface components {
              *       "read"
              *     ]
              */
-            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+            scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "connections:read" | "connections:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
             /**
              * Format: date-time
              * @description When it stops working; null: never
@@ -2885,6 +3017,113 @@ export interface components {
             };
             /** @example req_2Vq8dJcKx1mQ4n7 */
             request_id: string | null;
+        };
+        /**
+         * Connection
+         * @description A Shopify or WooCommerce store that sends its webhooks here: paste `ingest_url` into the platform's webhook settings and give its signing secret. Orders and customers are then written exactly as `PUT /orders` and `PUT /customers` write them; every delivery is listed at `GET /connections/{id}/deliveries` (docs/connections.md).
+         */
+        Connection: {
+            /**
+             * @description The connection's ID
+             * @example 42
+             */
+            id: number;
+            /**
+             * @description The commerce platform
+             * @example shopify
+             * @enum {string}
+             */
+            platform: "shopify" | "woocommerce";
+            /**
+             * @description A name for people
+             * @example My Shopify store
+             */
+            name: string;
+            /**
+             * @description Shopify: the shop's domain
+             * @example example.myshopify.com
+             */
+            shop_domain: string | null;
+            /**
+             * Format: uri
+             * @description WooCommerce: the store's address
+             * @example https://shop.example.com
+             */
+            store_url: string | null;
+            /**
+             * @description What an order earns on: subtotal (after discounts, before shipping and tax) or total
+             * @example subtotal
+             * @enum {string}
+             */
+            earn_on: "subtotal" | "total";
+            /**
+             * @description Shopify's test orders are written too (else answered `ignored`)
+             * @example false
+             */
+            accept_test_orders: boolean;
+            /**
+             * @description active; paused answers deliveries 503 so the platform retries later; uninstalled (app/uninstalled) answers 410
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "paused" | "uninstalled";
+            /**
+             * Format: uri
+             * @description The address to paste into the platform's webhook settings
+             * @example https://loyalty.example.com/ingest/v1/shopify/42
+             */
+            ingest_url: string;
+            /**
+             * Format: date-time
+             * @description When this record was created here
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this record last changed here
+             */
+            updated_at: string;
+        };
+        /**
+         * ConnectionDelivery
+         * @description One webhook a connected store sent, and what it did
+         */
+        ConnectionDelivery: {
+            /** @example 981 */
+            id: number;
+            /** @example 42 */
+            connection_id: number;
+            /**
+             * @description As the platform names it
+             * @example orders/paid
+             */
+            topic: string;
+            /**
+             * @description Shopify's X-Shopify-Event-Id; WooCommerce's topic, resource id and date_modified_gmt
+             * @example 7c2b1f0e-9a41-4b8e-a3f2-5d0c1e2f3a4b
+             */
+            dedupe_key: string;
+            /** @enum {string} */
+            status: "applied" | "stale" | "ignored" | "deferred" | "failed";
+            /** @description Why it failed, was stale, ignored or deferred; null when applied */
+            error: string | null;
+            /** @description What it wrote (or waits for) */
+            resource: "customer" | "order" | null;
+            /** @description That record's remote_id */
+            resource_id: number | null;
+            /** @description The size of the body received */
+            body_bytes: number;
+            /** @description Whether the body is still kept (CONNECTION_RETENTION_DAYS), so that it can be replayed */
+            body_kept: boolean;
+            /** Format: date-time */
+            received_at: string;
+            /**
+             * Format: date-time
+             * @description When it was last replayed
+             */
+            replayed_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
         };
         /** Programme */
         StorefrontProgramme: {
@@ -3356,6 +3595,61 @@ export interface components {
             /** @description Origins whose pages may call the storefront API with this key (CORS); empty for none */
             allowed_origins: string[];
         };
+        /** ConnectionFields */
+        ConnectionFields: {
+            /**
+             * @description The commerce platform
+             * @example shopify
+             * @enum {string}
+             */
+            platform?: "shopify" | "woocommerce";
+            /**
+             * @description A name for people
+             * @example My Shopify store
+             */
+            name?: string;
+            /**
+             * @description Shopify: the shop's domain
+             * @example example.myshopify.com
+             */
+            shop_domain?: string | null;
+            /**
+             * Format: uri
+             * @description WooCommerce: the store's address
+             * @example https://shop.example.com
+             */
+            store_url?: string | null;
+            /**
+             * @description The platform's signing secret: a Shopify app's client secret, a WooCommerce webhook's secret. Written, never shown back
+             * @example shpss_3kTq9VbX2mLw8pZr1a4c
+             */
+            secret?: string;
+            /**
+             * @description What an order earns on: subtotal (after discounts, before shipping and tax) or total
+             * @example subtotal
+             * @enum {string}
+             */
+            earn_on?: "subtotal" | "total";
+            /**
+             * @description Shopify's test orders are written too (else answered `ignored`)
+             * @example false
+             */
+            accept_test_orders?: boolean;
+            /**
+             * @description active; paused answers deliveries 503 so the platform retries later; uninstalled (app/uninstalled) answers 410
+             * @example active
+             * @enum {string}
+             */
+            status?: "active" | "paused" | "uninstalled";
+        };
+        /** IngestAnswer */
+        IngestAnswer: {
+            /**
+             * @description applied: written; duplicate: this dedupe key was seen, nothing written; stale: an older payload than the one applied; ignored: a topic or order the connection does not write; deferred: a refund kept until its order arrives; failed: a payload that can never apply as sent, kept with its reason (200, so the platform does not retry it)
+             * @enum {string}
+             */
+            status: "applied" | "duplicate" | "stale" | "ignored" | "deferred" | "failed";
+        };
     };
     responses: {
         /** @description The request is not valid HTTP/1.1 (a malformed header, for instance) */
@@ -3661,6 +3955,58 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The signature does not match, or there is no such connection */
+        InvalidSignature: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The app was uninstalled from the store */
+        ConnectionUninstalled: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is over 2 MB */
+        IngestTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many failed signatures from this address; see Retry-After */
+        IngestRateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The connection is paused, or the service cannot write now; see Retry-After (the platform retries) */
+        IngestUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Missing, invalid, expired or revoked customer token or publishable key, or a customer who no longer exists (one message for every case) */
         CustomerUnauthorized: {
             headers: {
@@ -3905,6 +4251,22 @@ export interface components {
                 };
             };
         };
+        /** @description Created */
+        ConnectionWritten: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "RateLimit-Limit": components["headers"]["Limit"];
+                "RateLimit-Remaining": components["headers"]["Remaining"];
+                "RateLimit-Reset": components["headers"]["Reset"];
+                "Idempotent-Replayed": components["headers"]["Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Connection"];
+                };
+            };
+        };
     };
     parameters: {
         /**
@@ -3922,6 +4284,11 @@ export interface components {
         PaginationPerPage: number;
         /** @description Offset mode: sort direction */
         SortOrderDirection: "asc" | "desc";
+        /**
+         * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
+         * @example Margaret Lovelace
+         */
+        Query: string;
         /**
          * @description Only the customer with this e-mail address (case-insensitive)
          * @example ada@example.com
@@ -3957,6 +4324,11 @@ export interface components {
          * @example ada@example.com
          */
         CustomerIdentifierInQuery: string;
+        /**
+         * @description The delivery's id
+         * @example 981
+         */
+        DeliveryId: components["schemas"]["Id"];
     };
     requestBodies: never;
     headers: {
@@ -4166,6 +4538,11 @@ export interface operations {
                 "sort[order_type]"?: "id" | "created_at" | "updated_at" | "points_balance" | "points_earned_lifetime" | "credits_balance";
                 /** @description Offset mode: sort direction */
                 "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /**
+                 * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
+                 * @example Margaret Lovelace
+                 */
+                query?: components["parameters"]["Query"];
                 /**
                  * @description Only the customer with this e-mail address (case-insensitive)
                  * @example ada@example.com
@@ -7011,7 +7388,7 @@ export interface operations {
                  * @description The delivery's id
                  * @example 981
                  */
-                delivery_id: components["schemas"]["Id"];
+                delivery_id: components["parameters"]["DeliveryId"];
             };
             cookie?: never;
         };
@@ -7347,6 +7724,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description Only customers every word of which (up to 5) starts their first name, last name or e-mail address, or is their remote_id; case-insensitive. "margaret", "Margaret Lov" and "margaret.lovelace@" find Margaret Lovelace
+                 * @example Margaret Lovelace
+                 */
+                query?: components["parameters"]["Query"];
+                /**
                  * @description Only the customer with this e-mail address (case-insensitive)
                  * @example ada@example.com
                  */
@@ -7466,7 +7848,7 @@ export interface operations {
                     /** @example analytics export */
                     name: string;
                     /** @description At most the scopes of the token that creates it */
-                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
+                    scopes: ("admin" | "read" | "customers:read" | "customers:write" | "orders:read" | "orders:write" | "subscriptions:read" | "subscriptions:write" | "points_events:read" | "points_events:write" | "redemptions:read" | "redemptions:write" | "rewards:read" | "rewards:write" | "vip_tiers:read" | "vip_tiers:write" | "referrals:read" | "referrals:write" | "campaigns:read" | "campaigns:write" | "earning_rules:read" | "earning_rules:write" | "webhooks:read" | "webhooks:write" | "storefront_keys:read" | "storefront_keys:write" | "connections:read" | "connections:write" | "reports:read" | "reports:write" | "shop:read" | "shop:write")[];
                     /**
                      * Format: date-time
                      * @description When it stops working (in the future); null or left out: never
@@ -7602,6 +7984,371 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             default: components["responses"]["OtherError"];
+        };
+    };
+    getConnections: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by (ties by ID) */
+                "sort[order_type]"?: "id" | "name" | "created_at" | "updated_at";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["Connection"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createConnections: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": WithRequired<components["schemas"]["ConnectionFields"], "platform" | "name" | "secret">;
+            };
+        };
+        responses: {
+            201: components["responses"]["ConnectionWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getConnectionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Connection"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    deleteConnectionsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeletedRecordWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    updateConnectionsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "platform": "shopify"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConnectionFields"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: components["responses"]["ConnectionWritten"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    getConnectionsByIdDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Cursor mode: records with an ID above this one (0 starts at the beginning) */
+                "pagination[since_id]"?: components["parameters"]["PaginationSinceId"];
+                /** @description Cursor mode: records per page */
+                "pagination[limit]"?: components["parameters"]["PaginationLimit"];
+                /** @description Offset mode: page number */
+                "pagination[page]"?: components["parameters"]["PaginationPage"];
+                /** @description Offset mode: records per page; when present, since_id and limit are ignored */
+                "pagination[per_page]"?: components["parameters"]["PaginationPerPage"];
+                /** @description Offset mode: field to sort by */
+                "sort[order_type]"?: "id";
+                /** @description Offset mode: sort direction */
+                "sort[order_direction]"?: components["parameters"]["SortOrderDirection"];
+                /** @description Only the deliveries in this status (failed: those to look at and replay) */
+                status?: "applied" | "stale" | "ignored" | "deferred" | "failed";
+                /**
+                 * @description Only the deliveries of this topic, as the platform names it
+                 * @example orders/paid
+                 */
+                topic?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: components["schemas"]["ListLinks"];
+                        data: components["schemas"]["ConnectionDelivery"][];
+                    };
+                };
+            };
+            400: components["responses"]["InvalidQueryParameter"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createConnectionsByIdDeliveriesByDeliveryIdReplay: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry: a repeat with the same key replays the first response (keys are kept 24 hours by default)
+                 * @example order-5531-points
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+                /**
+                 * @description The delivery's id
+                 * @example 981
+                 */
+                delivery_id: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoFields"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["Limit"];
+                    "RateLimit-Remaining": components["headers"]["Remaining"];
+                    "RateLimit-Reset": components["headers"]["Reset"];
+                    "Idempotent-Replayed": components["headers"]["Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ConnectionDelivery"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    createIngestV1ShopifyById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestAnswer"];
+                };
+            };
+            401: components["responses"]["InvalidSignature"];
+            410: components["responses"]["ConnectionUninstalled"];
+            413: components["responses"]["IngestTooLarge"];
+            429: components["responses"]["IngestRateLimited"];
+            503: components["responses"]["IngestUnavailable"];
+        };
+    };
+    createIngestV1WoocommerceById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The connection's id
+                 * @example 42
+                 */
+                id: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestAnswer"];
+                };
+            };
+            401: components["responses"]["InvalidSignature"];
+            410: components["responses"]["ConnectionUninstalled"];
+            413: components["responses"]["IngestTooLarge"];
+            429: components["responses"]["IngestRateLimited"];
+            503: components["responses"]["IngestUnavailable"];
         };
     };
     getStorefrontProgramme: {
