@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Migrator, sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { isPostgres } from '../../src/db/dialect.js';
+import { isPostgres, writerOf } from '../../src/db/dialect.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import type { DB } from '../../src/db/tables.js';
 
@@ -75,7 +75,7 @@ export async function migrateBefore(db: Kysely<any>, name: string): Promise<void
   const names = Object.keys(migrations);
   if (names.indexOf(name) < 1) throw new Error(`no migration before ${name}`);
   const migrator = new Migrator({
-    db,
+    db: writerOf(db),
     provider: { getMigrations: async () => migrations },
     migrationTableName: 'schema_migrations',
     migrationLockTableName: 'schema_migrations_lock',
