@@ -3,7 +3,7 @@ import { insertRows, transaction } from '../src/db/dialect.js';
 import { doAction } from '../src/earning/actions.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { createShop, createToken } from '../src/shops/repository.js';
-import type { Benchmark } from './lib/benchmark.js';
+import { eachDialect, type Benchmark } from './lib/benchmark.js';
 import { scratchDatabase, seedCustomers } from './lib/scratch.js';
 import { startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
@@ -125,10 +125,6 @@ export const actions: Benchmark = {
   description: 'Actions (ways to earn) against a single grant, and a customer with 10,000 earlier actions against one with none, over HTTP [sqlite|postgres]',
   async run(args) {
     if (!wrkAvailable()) throw new Error('wrk is not installed: apt-get install -y wrk');
-    const wanted = args.length > 0 ? args : ['sqlite', 'postgres'];
-    for (const dialect of wanted) {
-      if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
-      await runDialect(dialect);
-    }
+    await eachDialect(args, runDialect);
   },
 };

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { Benchmark } from './lib/benchmark.js';
+import { eachDialect, type BenchDialect, type Benchmark } from './lib/benchmark.js';
 import { startNeighbour } from './lib/neighbour.js';
 import { scratchDatabase } from './lib/scratch.js';
 import { startServer } from './lib/server.js';
@@ -14,7 +14,6 @@ import { load, percentile, seed, served, type Sample } from './overload.js';
 
 const SECONDS = 10;
 const MIXES = [1, 10] as const;
-const DIALECTS = ['sqlite', 'postgres'] as const;
 
 interface Run {
   connections: number;
@@ -38,7 +37,7 @@ function report(dialect: string, runs: Run[], shedTotal: string): string {
   return lines.join('\n');
 }
 
-async function runDialect(dialect: (typeof DIALECTS)[number]): Promise<void> {
+async function runDialect(dialect: BenchDialect): Promise<void> {
   const scratch = await scratchDatabase(dialect, 'neighbour');
   try {
     const token = await seed(scratch.url);
@@ -70,10 +69,6 @@ async function runDialect(dialect: (typeof DIALECTS)[number]): Promise<void> {
 export const neighbour: Benchmark = {
   description: 'one and 10 clients, quiet and beside CPU hogs and a disk writer: shed requests (target 0), p99 ratio (target ≤ 5) [sqlite|postgres]',
   async run(args) {
-    const wanted = args.length > 0 ? args : [...DIALECTS];
-    for (const dialect of wanted) {
-      if (!(DIALECTS as readonly string[]).includes(dialect)) throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
-      await runDialect(dialect as (typeof DIALECTS)[number]);
-    }
+    await eachDialect(args, runDialect);
   },
 };

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Pool } from 'undici';
 import { connect } from '../src/db/connect.js';
-import type { Benchmark } from './lib/benchmark.js';
+import { eachDialect, type BenchDialect, type Benchmark } from './lib/benchmark.js';
 import { benchShop, scratchDatabase } from './lib/scratch.js';
 import { mb, startServer } from './lib/server.js';
 
@@ -22,8 +22,7 @@ const BASELINE_CONNECTIONS = 10;
 /** A request with no answer after this long counts as unanswered. */
 const GIVE_UP_MS = 15_000;
 const WITHIN_MS = 2000;
-const DIALECTS = ['sqlite', 'postgres'] as const;
-type Dialect = (typeof DIALECTS)[number];
+type Dialect = BenchDialect;
 
 export interface Sample {
   kind: 'list' | 'batch';
@@ -154,10 +153,6 @@ async function runDialect(dialect: Dialect): Promise<void> {
 export const overload: Benchmark = {
   description: `${CONNECTIONS} connections for ${SECONDS} s on lists and batches: answered within 2 s, 503s, p99, peak RSS [sqlite|postgres]`,
   async run(args) {
-    const wanted = args.length > 0 ? args : [...DIALECTS];
-    for (const dialect of wanted) {
-      if (!(DIALECTS as readonly string[]).includes(dialect)) throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
-      await runDialect(dialect as Dialect);
-    }
+    await eachDialect(args, runDialect);
   },
 };

@@ -1,7 +1,7 @@
 import { connect } from '../src/db/connect.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { createShop, createToken } from '../src/shops/repository.js';
-import type { Benchmark } from './lib/benchmark.js';
+import { eachDialect, type Benchmark } from './lib/benchmark.js';
 import { scratchDatabase, seedCustomers } from './lib/scratch.js';
 import { startServer } from './lib/server.js';
 import { wrk, wrkAvailable, type WrkResult } from './lib/wrk.js';
@@ -104,10 +104,6 @@ export const redemptions: Benchmark = {
   description: 'Redemptions (generated code, pool of 100,000) against a single deduction, over HTTP [sqlite|postgres]',
   async run(args) {
     if (!wrkAvailable()) throw new Error('wrk is not installed: apt-get install -y wrk');
-    const wanted = args.length > 0 ? args : ['sqlite', 'postgres'];
-    for (const dialect of wanted) {
-      if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
-      await runDialect(dialect);
-    }
+    await eachDialect(args, runDialect);
   },
 };
