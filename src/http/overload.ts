@@ -26,7 +26,11 @@ import { errorBody, overloaded, tooLarge } from './error-handler.js';
 // Shed requests are counted in /metrics and logged at most once a second, never one by one.
 // A body declared larger than the limit is answered 413 here too, after it has been read and
 // dropped: answered at once and the connection closed, a client still sending it would see
-// its write fail (EPIPE) instead of the answer.
+// its write fail (EPIPE) instead of the answer. A shed request's 503 also waits for its body
+// (a moment): answered before the body has been sent, most clients (fetch, undici, browsers)
+// close the connection and open another, and Node accepts one new connection per turn of the
+// event loop, so under a flood the new ones wait seconds in the kernel's queue before a byte
+// of them is read. A connection that stays open is read at once.
 
 export type ShedReason = 'requests_in_flight' | 'body_bytes_in_flight' | 'event_loop_delay' | 'database_queue';
 
@@ -39,6 +43,12 @@ const SAMPLES_KEPT = 4;
 
 /** Requests in flight below which lag and the database's lines never shed (or the database's connections, if more). */
 export const MIN_CONCURRENCY = 4;
+
+/**
+ * How long a shed request's body is read, at most, before its 503 (see the top): a body that
+ * takes longer (a slow or stalled upload) gets its answer at once, and the connection closes.
+ */
+const SHED_BODY_WAIT_MS = 250;
 
 /** A body declared larger than this is not read to its end before the 413: the connection is closed instead. */
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -183,10 +193,20 @@ function answer(response: ServerResponse, error: AppError, requestId: string, he
   response.end(body);
 }
 
-/** 413 for a body declared over the limit, once it has been read and dropped (see the top). */
-function refuseBody(request: IncomingMessage, response: ServerResponse, declared: number, newRequestId: () => string): void {
-  if (declared > DRAIN_LIMIT_BYTES) return answer(response, tooLarge(), newRequestId(), { connection: 'close' });
-  request.once('end', () => answer(response, tooLarge(), newRequestId()));
+/**
+ * Answers `error` once the request's body, if it has one, has been read and dropped (see the
+ * top). Past DRAIN_LIMIT_BYTES declared, or once `waitMs` have passed without the body's end,
+ * it answers at once and closes the connection.
+ */
+function refuseAfterBody(request: IncomingMessage, response: ServerResponse, error: AppError, newRequestId: () => string, waitMs = Infinity): void {
+  const declared = declaredLength(request);
+  if (declared > DRAIN_LIMIT_BYTES) return answer(response, error, newRequestId(), { connection: 'close' });
+  if (declared <= 0 && request.headers['transfer-encoding'] === undefined) return answer(response, error, newRequestId());
+  const timer = Number.isFinite(waitMs) ? setTimeout(() => answer(response, error, newRequestId(), { connection: 'close' }), waitMs) : undefined;
+  request.once('end', () => {
+    clearTimeout(timer);
+    if (!response.headersSent) answer(response, error, newRequestId());
+  });
   request.resume();
 }
 
@@ -246,14 +266,14 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
     lag.arrived();
     const declared = declaredLength(request);
     if (declared > config.bodyLimitBytes) {
-      refuseBody(request, response, declared, newRequestId);
+      refuseAfterBody(request, response, tooLarge(), newRequestId);
       return false;
     }
     const size = declared >= 0 ? declared : request.headers['transfer-encoding'] === undefined ? 0 : config.bodyLimitBytes;
     const reason = overloadedBy(requests, size, request.method !== 'GET' && request.method !== 'HEAD');
     if (reason !== null) {
       log.record(reason);
-      answer(response, unavailable, newRequestId());
+      refuseAfterBody(request, response, unavailable, newRequestId, SHED_BODY_WAIT_MS);
       return false;
     }
     requests++;

@@ -92,9 +92,39 @@ describe(`load shedding (${TEST_DIALECT})`, () => {
     const shed = await firstResponse(await stalledWrite(server.port, token, 60_000));
     expect(shed.status).toBe(503);
     expect(JSON.parse(shed.body).error.code).toBe('unavailable');
+    // Its body never came: answered all the same, and the connection closed after the answer.
+    expect(shed.headers.connection).toBe('close');
     // A request without a body still fits.
     expect((await get(`${server.url}${API}/shop`, token)).status).toBe(200);
     expect(shedCount((await get(`${server.url}/metrics`)).body, 'body_bytes_in_flight')).toBe(1);
+    held.socket.destroy();
+  });
+
+  it("answers a shed request once its body has arrived, and the connection serves the client's next request", async () => {
+    const { server, token } = await startWithShop({ MAX_REQUESTS_IN_FLIGHT: '1' });
+    const held = await stalledWrite(server.port, token);
+    await untilInFlight(server.url, 1);
+    const body = JSON.stringify({
+      points_events: Array.from({ length: 500 }, (_, i) => ({ customer_identifier: String(i), source: 'order', points_amount: 1 })),
+    });
+    const connection = await connectRaw(server.port);
+    connection.socket.write(
+      `POST ${API}/points_events/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 1000)}`,
+    );
+    // Answered before its body is in, a client such as fetch would close the connection.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(connection.received()).toBe('');
+    connection.socket.write(body.slice(1000));
+    const shed = await firstResponse(connection);
+    expect(shed.status).toBe(503);
+    expect(JSON.parse(shed.body).error.code).toBe('unavailable');
+    expect(shed.headers.connection).not.toBe('close');
+    // The same connection carries the next request.
+    connection.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    for (let attempt = 0; attempt < 200 && connection.received().split('HTTP/1.1 ').length < 3; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(connection.received().split('HTTP/1.1 ')[2]).toMatch(/^200 /);
+    connection.socket.destroy();
     held.socket.destroy();
   });
 
