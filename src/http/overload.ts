@@ -84,6 +84,9 @@ class LoopLag {
   readonly #samples: number[] = [];
   #lag = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** The last reading of the process's CPU time, and when it was taken. */
+  #cpuRead = 0;
+  #cpuReadAt = -Infinity;
 
   constructor(
     private readonly floor: number,
@@ -134,7 +137,20 @@ class LoopLag {
     if (this.#timer === undefined) return 0;
     const overdue = performance.now() - this.#expected;
     if (overdue <= this.#lag || !this.#busy()) return this.#lag;
-    return Math.max(this.#lag, Math.min(overdue, cpuMs() - this.#cpuAt));
+    return Math.max(this.#lag, Math.min(overdue, this.#cpuNow() - this.#cpuAt));
+  }
+
+  /**
+   * The process's CPU time, read at most once a millisecond: ms() runs for every request that
+   * arrives, and under a flood reading it each time (a system call) was 2.7% of the process's CPU.
+   */
+  #cpuNow(): number {
+    const now = performance.now();
+    if (now - this.#cpuReadAt >= 1) {
+      this.#cpuReadAt = now;
+      this.#cpuRead = cpuMs();
+    }
+    return this.#cpuRead;
   }
 }
 
