@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandby, type Standby } from '../../bench/lib/standby.js';
+import { createLoyaltyClient } from '../../client/src/index.js';
 import type { ServerProcess } from '../../bench/lib/server.js';
 import { loadConfig, ConfigError } from '../../src/config.js';
 import { API, setup } from '../helpers/app.js';
@@ -115,12 +116,27 @@ describe.skipIf(!postgres)('read replicas over a hot standby (PostgreSQL)', () =
       started = performance.now();
       expect((await call(writer, token, 'GET', '/customers/1')).body.data.first_name).toBe('after');
       expect(performance.now() - started).toBeGreaterThanOrEqual(waitMs - 5);
+      // The typed client behind a "load balancer" that sends writes to one process and reads to
+      // the other: it sends back the newest token it has seen, so it reads its write.
+      const sent: (string | null)[] = [];
+      const client = createLoyaltyClient({
+        baseUrl: 'http://balancer',
+        token,
+        fetch: (input, init) => {
+          if ((init.method ?? 'GET') === 'GET') sent.push(new Headers(init.headers).get('loyalty-read-after'));
+          return fetch(input.replace('http://balancer', (init.method ?? 'GET') === 'GET' ? reader.url : writer.url), init);
+        },
+      });
+      await client.PUT(`${API}/customers/{customer_identifier}`, { params: { path: { customer_identifier: 1 } }, body: { first_name: 'typed' } });
+      const typed = await client.GET(`${API}/customers/{customer_identifier}`, { params: { path: { customer_identifier: '1' } } });
+      expect(typed.data.first_name).toBe('typed');
+      expect(sent).toEqual([expect.stringMatching(/^[0-9A-F]+\/[0-9A-F]+$/)]);
       // A header that is no position this server gave reads the primary at once.
-      expect((await call(reader, token, 'GET', '/customers/1', undefined, { 'loyalty-read-after': 'not-a-position' })).body.data.first_name).toBe('after');
+      expect((await call(reader, token, 'GET', '/customers/1', undefined, { 'loyalty-read-after': 'not-a-position' })).body.data.first_name).toBe('typed');
     } finally {
       await standby.resumeReplay();
     }
-    await until('the reader sees the write from the replica', async () => (await call(reader, token, 'GET', '/customers/1')).body.data.first_name === 'after');
+    await until('the reader sees the write from the replica', async () => (await call(reader, token, 'GET', '/customers/1')).body.data.first_name === 'typed');
   });
 
   it('reads from the primary while the standby is stopped, shows it down, and takes it back by itself; /metrics shows its lag', async () => {
