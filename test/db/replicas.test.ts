@@ -94,9 +94,9 @@ describe.skipIf(!postgres)('read replicas over a hot standby (PostgreSQL)', () =
     expect(replica).toMatchObject({ name: `127.0.0.1:${standby.port}`, state: 'up' });
   });
 
-  it('serves reads from the standby: with its replay paused a read without the header sees the old data, one with it waits, then reads the primary', async () => {
+  it('serves reads from the standby: with its replay paused a read without the header sees the old data, one with it waits, then reads the primary; past REPLICA_MAX_LAG_MS it is left out', async () => {
     const waitMs = 300;
-    const { servers, token } = await serverPair(2, { REPLICA_WAIT_MS: String(waitMs) });
+    const { servers, token } = await serverPair(2, { REPLICA_WAIT_MS: String(waitMs), REPLICA_MAX_LAG_MS: '1500' });
     const [writer, reader] = servers as [ServerProcess, ServerProcess];
     await until('both serve reads from the replica', async () => (await replicaUp(writer)()) && (await replicaUp(reader)()));
     const first = await call(writer, token, 'PUT', '/customers/1', { first_name: 'before' });
@@ -133,6 +133,9 @@ describe.skipIf(!postgres)('read replicas over a hot standby (PostgreSQL)', () =
       expect(sent).toEqual([expect.stringMatching(/^[0-9A-F]+\/[0-9A-F]+$/)]);
       // A header that is no position this server gave reads the primary at once.
       expect((await call(reader, token, 'GET', '/customers/1', undefined, { 'loyalty-read-after': 'not-a-position' })).body.data.first_name).toBe('typed');
+      // Further behind than REPLICA_MAX_LAG_MS: left out, so even a read without the header reads the primary.
+      await until('/readyz shows the replica lagging', async () => (await readyz(reader)).replicas?.[0]?.state === 'lagging');
+      expect((await call(reader, token, 'GET', '/customers/1')).body.data.first_name).toBe('typed');
     } finally {
       await standby.resumeReplay();
     }
