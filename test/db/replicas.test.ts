@@ -90,6 +90,11 @@ describe.skipIf(!postgres)('read replicas over a hot standby (PostgreSQL)', () =
       expect((await call(server, token, 'PUT', '/customers/1', { first_name: `own-${i}` })).status).toBeLessThan(300);
       expect((await call(server, token, 'GET', '/customers/1')).body.data.first_name).toBe(`own-${i}`);
     }
+    // Reports and exports read from the replica too (an export streams from its pool after the handler).
+    expect((await call(server, token, 'GET', '/reports/programme')).status).toBe(200);
+    const csv = await fetch(`${server.url}${API}/exports/customers.csv`, { headers: { authorization: `Bearer ${token}` } });
+    expect(csv.status).toBe(200);
+    expect(await csv.text()).toContain('own-199');
     const [replica] = (await readyz(server)).replicas!;
     expect(replica).toMatchObject({ name: `127.0.0.1:${standby.port}`, state: 'up' });
   });
