@@ -50,8 +50,9 @@ export function registerReadAfter(app: FastifyInstance): void {
   const replicas = app.database.replicas;
   if (replicas === null) return;
   app.addHook('onSend', async (request, reply, payload) => {
-    // An answer of 5xx wrote nothing (http/error-handler.ts); reads and preflights write nothing.
-    if (READS.has(request.method) || request.routeOptions.config?.readOnly === true || reply.statusCode >= 500) return payload;
+    // Only a success wrote anything (errors never half-write): a flood of refused requests costs
+    // the primary nothing more. Reads and preflights write nothing.
+    if (READS.has(request.method) || request.routeOptions.config?.readOnly === true || reply.statusCode >= 300) return payload;
     try {
       const position = await replicas.position();
       reply.header(READ_AFTER_HEADER, position);
