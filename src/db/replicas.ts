@@ -102,10 +102,6 @@ export class Replicas {
     }));
   }
 
-  get settings(): Required<ReplicaSettings> {
-    return this.#settings;
-  }
-
   /** Samples at once, then every pollMs. */
   async start(): Promise<void> {
     await this.sample();
@@ -115,11 +111,6 @@ export class Replicas {
 
   statuses(): ReplicaStatus[] {
     return this.#replicas.map((r) => ({ name: r.name, state: r.state, lagMs: r.state === 'down' ? Date.now() - r.seenAt : r.lagMs }));
-  }
-
-  /** The databases of the replicas that serve reads now. */
-  serving(): DB[] {
-    return this.#replicas.filter((r) => r.state === 'up').map((r) => r.db);
   }
 
   /** The primary's position now: after a commit, a replica that has replayed past it holds that commit. */
