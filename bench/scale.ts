@@ -5,6 +5,7 @@ import type { Benchmark } from './lib/benchmark.js';
 import { startNats } from './lib/nats.js';
 import { benchShop, scratchDatabase } from './lib/scratch.js';
 import { startServer } from './lib/server.js';
+import { replicaReport } from './scale-replicas.js';
 
 // `npm run bench -- scale [sqlite|postgres]`: the event stream's relay under the ledger
 // benchmark's write load (batches of 1000 grants over 10,000 customers, each grant one
@@ -100,7 +101,6 @@ async function runDialect(dialect: Dialect): Promise<void> {
         `  committed          ${f(committedRate).padStart(9)} events/s`,
         `  published          ${f(publishedRate).padStart(9)} events/s   (first commit to last acknowledgement)  ${published.length === rows.length ? 'every event' : `ONLY ${f(published.length)}`}`,
         `  largest backlog    ${f(maxBacklog).padStart(9)} events    (sampled every 200 ms)`,
-        '  read replicas      not measured: DATABASE_REPLICA_URLS is not built yet',
         '',
       ].join('\n'),
     );
@@ -112,12 +112,20 @@ async function runDialect(dialect: Dialect): Promise<void> {
 }
 
 export const scale: Benchmark = {
-  description: "The event stream relay's lag and rate under the ledger's write load [sqlite|postgres]",
+  description:
+    "The event stream relay's lag and rate under the ledger's write load; on postgres, read replicas' pages and read-after-write cost [sqlite|postgres|replicas]",
   async run(args) {
     const wanted = args.length > 0 ? args : ['sqlite', 'postgres'];
     for (const dialect of wanted) {
-      if (!(dialect in PLAN)) throw new Error(`unknown database "${dialect}": use sqlite or postgres`);
+      // `scale replicas`: part (b) alone.
+      if (dialect === 'replicas') {
+        process.stdout.write(`${(await replicaReport()).join('\n')}\n`);
+        continue;
+      }
+      if (!(dialect in PLAN)) throw new Error(`unknown database "${dialect}": use sqlite, postgres or replicas`);
       await runDialect(dialect as Dialect);
+      // (b) Read replicas: PostgreSQL only (bench/scale-replicas.ts).
+      if (dialect === 'postgres') process.stdout.write(`${(await replicaReport()).join('\n')}\n`);
     }
   },
 };

@@ -18,6 +18,7 @@ import { API_PREFIX, registerOpenApi, STOREFRONT_PREFIX } from './http/openapi.j
 import { registerLoadShedding } from './http/overload.js';
 import { registerRateLimit } from './http/protection.js';
 import { registerReadConnection } from './http/read-connection.js';
+import { registerReadAfter } from './http/read-after.js';
 import { PAGINATION_SCHEMAS } from './http/pagination.js';
 import { validatorCompiler } from './http/validation.js';
 import { registerRecordRoutes } from './records/routes.js';
@@ -142,6 +143,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerEventStream(config.eventStream.url, registry, deps.database.db);
   await registerOpenApi(app);
   registerHealth(app);
+  registerReadAfter(app);
 
   // Failed authentications per address: unknown API tokens and bad signatures of store connections alike.
   const failures = authFailuresOf(app);

@@ -75,6 +75,15 @@ export interface Config {
     /** How long a relay's claim on events lasts before another process may take them over. */
     readonly leaseMs: number;
   };
+  /** PostgreSQL read replicas (DESIGN 18, docs/scaling.md); no urls: every read on DATABASE_URL. */
+  readonly replicas: {
+    /** Hot standbys of DATABASE_URL's cluster, DATABASE_REPLICA_URLS (comma-separated). */
+    readonly urls: readonly string[];
+    /** How long a read waits for a replica to replay past the write it must see, before it reads the primary. */
+    readonly waitMs: number;
+    /** A replica further behind than this is left out until it catches up. */
+    readonly maxLagMs: number;
+  };
   /** Store connections (docs/connections.md): the bodies of their deliveries are kept this long. */
   readonly connectionRetentionDays: number;
   readonly shutdownTimeoutMs: number;
@@ -127,6 +136,18 @@ function eventStream(env: Env): Config['eventStream'] {
   return { url, pollMs: int(env, 'EVENT_STREAM_POLL_MS', 100, 5, 60_000), leaseMs: int(env, 'EVENT_STREAM_LEASE_MS', 15_000, 1000, 3_600_000) };
 }
 
+function replicas(env: Env, databaseUrl: string): Config['replicas'] {
+  const urls = (str(env, 'DATABASE_REPLICA_URLS') ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+  const wrong = urls.find((u) => !/^postgres(ql)?:\/\/\S+$/.test(u));
+  if (wrong !== undefined) throw new ConfigError(`DATABASE_REPLICA_URLS must be postgres:// URLs (comma-separated), got "${wrong}"`);
+  if (urls.length > 0 && databaseUrl.startsWith('sqlite:'))
+    throw new ConfigError('DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL: SQLite has no replicas');
+  return { urls, waitMs: int(env, 'REPLICA_WAIT_MS', 200, 0, 60_000), maxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 5000, 1, 3_600_000) };
+}
+
 function timeouts(env: Env): Config['timeouts'] {
   const requestMs = int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100);
   // Node refuses a headers timeout longer than the request timeout.
@@ -147,8 +168,9 @@ export const DEFAULT_DATABASE_URL = 'sqlite:./data/loyalty.db';
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const publicUrl = str(env, 'PUBLIC_URL');
+  const databaseUrl = str(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL;
   const config: Config = {
-    databaseUrl: str(env, 'DATABASE_URL') ?? DEFAULT_DATABASE_URL,
+    databaseUrl,
     host: str(env, 'HOST') ?? '0.0.0.0',
     port: int(env, 'PORT', 3000, 0, 65535),
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
@@ -191,6 +213,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
     },
     eventStream: eventStream(env),
+    replicas: replicas(env, databaseUrl),
     connectionRetentionDays: int(env, 'CONNECTION_RETENTION_DAYS', 30, 1),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     bootstrap: bool(env, 'LOYALTY_BOOTSTRAP', true),

@@ -74,14 +74,44 @@ async function nextDelay(outcome: Response | undefined, attempt: number, retry: 
   return asked <= retry.maxDelayMs ? asked : undefined;
 }
 
-/** A fetch for openapi-fetch that gives writes their key and retries what is safe to retry. */
+const READ_AFTER = 'loyalty-read-after';
+
+/** A Loyalty-Read-After token's order: the server's WAL position `hi/lo` in hex; null when it is not one. */
+function tokenOrder(token: string): bigint | null {
+  const match = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i.exec(token);
+  return match === null ? null : (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`);
+}
+
+/**
+ * Read-your-writes across a server's processes and replicas: the newest Loyalty-Read-After a
+ * write's answer gave, sent back by every later read (docs/scaling.md).
+ */
+function readAfterTokens(): { send(method: string, headers: Headers): void; seen(response: Response): void } {
+  let newest: string | null = null;
+  return {
+    send(method, headers) {
+      if (newest !== null && (method === 'GET' || method === 'HEAD') && !headers.has(READ_AFTER)) headers.set(READ_AFTER, newest);
+    },
+    seen(response) {
+      const token = response.headers.get(READ_AFTER);
+      if (token === null) return;
+      const order = tokenOrder(token);
+      const current = newest === null ? null : tokenOrder(newest);
+      if (order === null || current === null || order > current) newest = token;
+    },
+  };
+}
+
+/** A fetch for openapi-fetch that gives writes their key, retries what is safe to retry, and sends back Loyalty-Read-After. */
 export function retryingFetch(options: TransportOptions = {}): (request: Request) => Promise<Response> {
   const retry = { attempts: 4, baseDelayMs: 250, maxDelayMs: 30_000, ...options.retry };
   const sleep = options.sleep ?? abortableSleep;
+  const tokens = readAfterTokens();
   return async (request) => {
     const send = options.fetch ?? globalThis.fetch;
     const headers = new Headers(request.headers);
     if (WRITES.has(request.method) && !headers.has('idempotency-key')) headers.set('idempotency-key', newIdempotencyKey());
+    tokens.send(request.method, headers);
     // Read once, sent by every attempt.
     const body = request.body === null ? undefined : await request.arrayBuffer();
     for (let attempt = 1; ; attempt++) {
@@ -94,6 +124,7 @@ export function retryingFetch(options: TransportOptions = {}): (request: Request
         failure = error;
       }
       const delay = await nextDelay(response, attempt, retry);
+      if (response !== undefined) tokens.seen(response);
       if (delay === undefined) {
         if (response !== undefined) return response;
         throw failure;

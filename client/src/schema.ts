@@ -4051,6 +4051,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4067,6 +4068,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4083,6 +4085,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4099,6 +4102,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4115,6 +4119,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4131,6 +4136,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4147,6 +4153,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4163,6 +4170,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4179,6 +4187,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4211,6 +4220,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4227,6 +4237,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4259,6 +4270,7 @@ export interface components {
                 "RateLimit-Remaining": components["headers"]["Remaining"];
                 "RateLimit-Reset": components["headers"]["Reset"];
                 "Idempotent-Replayed": components["headers"]["Replayed"];
+                "Loyalty-Read-After": components["headers"]["ReadAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -4342,6 +4354,8 @@ export interface components {
         Reset: number;
         /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
         Replayed: "true";
+        /** @description With read replicas (DATABASE_REPLICA_URLS): a token of this write, to send back on reads as Loyalty-Read-After so that they see it (docs/scaling.md) */
+        ReadAfter: string;
         /** @description Seconds to wait before retrying */
         RetryAfter: number;
         /** @description The file name to save it as */
@@ -4396,6 +4410,24 @@ export interface operations {
                     "application/json": {
                         /** @example ok */
                         status: string;
+                        /** @description Each read replica (DATABASE_REPLICA_URLS), when there are any. Replicas left out never make the process unready: reads then go to the primary */
+                        replicas?: {
+                            /**
+                             * @description host:port of the replica
+                             * @example 10.0.0.12:5432
+                             */
+                            name: string;
+                            /**
+                             * @description up: serves reads; lagging: further behind than REPLICA_MAX_LAG_MS, left out until it catches up; down: does not answer, left out until it does
+                             * @enum {string}
+                             */
+                            state: "up" | "lagging" | "down";
+                            /**
+                             * @description How far behind the primary it is; for one that is down, how long since it last answered
+                             * @example 3
+                             */
+                            lag_ms: number;
+                        }[];
                     };
                 };
             };
@@ -4505,6 +4537,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4715,6 +4748,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5144,6 +5178,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5780,6 +5815,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5908,6 +5944,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6609,6 +6646,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6981,6 +7019,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7406,6 +7445,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7496,6 +7536,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7580,6 +7621,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7636,6 +7678,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7866,6 +7909,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7913,6 +7957,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8268,6 +8313,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8484,6 +8530,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8691,6 +8738,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["Remaining"];
                     "RateLimit-Reset": components["headers"]["Reset"];
                     "Idempotent-Replayed": components["headers"]["Replayed"];
+                    "Loyalty-Read-After": components["headers"]["ReadAfter"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -79,7 +79,9 @@ async function serveHere(config: Config, worker: boolean): Promise<void> {
     maxQueueWaitMs: config.loadShedding.maxQueueWaitMs,
     sqliteCacheMb: config.sqliteCacheMb,
     readConnection: true,
+    replicas: config.replicas,
   });
+  await database.replicas?.start();
   if (!worker) await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
   if (worker) app.server.maxRequestsPerSocket = WORKER_REQUESTS_PER_CONNECTION;

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { ConnectionQueue } from './connection-queue.js';
 import { statementName } from './prepared.js';
 import { setWriteDatabase } from './dialect.js';
+import { Replicas, type ReplicaSettings } from './replicas.js';
 import { CachingSqliteDialect } from './sqlite-driver.js';
 import type { DB, Tables } from './tables.js';
 import { localDay } from '../core/time-zones.js';
@@ -24,6 +25,8 @@ export interface Database {
   readonly lines: { readonly reads: Line; readonly writes: Line };
   /** The connections it may use at once. */
   readonly connections: number;
+  /** PostgreSQL's read replicas (DATABASE_REPLICA_URLS); null without them, and always on SQLite. */
+  readonly replicas: Replicas | null;
   close(): Promise<void>;
 }
 
@@ -43,6 +46,8 @@ export interface ConnectOptions {
    * server's choice; a one-off command keeps the one connection.
    */
   readConnection?: boolean;
+  /** PostgreSQL hot standbys that serve reads outside a transaction (db/replicas.ts); the server's choice. */
+  replicas?: ReplicaSettings & { readonly urls: readonly string[] };
 }
 
 export function parseDatabaseUrl(url: string): { dialect: DialectName; location: string } {
@@ -196,6 +201,7 @@ function connectSqlite(location: string, options: ConnectOptions): Database {
     },
     lines: { reads: readLine, writes: queue },
     connections: separate ? 2 : 1,
+    replicas: null,
     async close() {
       if (separate) await db.destroy();
       await writer.destroy();
@@ -205,7 +211,10 @@ function connectSqlite(location: string, options: ConnectOptions): Database {
 
 export function connect(url: string, options: ConnectOptions = {}): Database {
   const { dialect, location } = parseDatabaseUrl(url);
-  if (dialect === 'sqlite') return connectSqlite(location, options);
+  if (dialect === 'sqlite') {
+    if ((options.replicas?.urls.length ?? 0) > 0) throw new Error('Read replicas need a PostgreSQL DATABASE_URL; SQLite has none');
+    return connectSqlite(location, options);
+  }
   // Write transactions have connections of their own (transaction() in db/dialect.ts takes
   // them), reads the rest: a write waits in one line, never behind reads for a connection, and a
   // flood of long batches leaves reads theirs.
@@ -215,16 +224,24 @@ export function connect(url: string, options: ConnectOptions = {}): Database {
   const writes = postgresPool(location, writers, options.maxQueueWaitMs);
   const db = reads.db;
   setWriteDatabase(db, writes.db);
+  // Each replica: a pool as large as the primary's, all of it for reads.
+  const standbys = (options.replicas?.urls ?? []).map((replicaUrl) => ({ url: replicaUrl, ...postgresPool(replicaUrl, poolSize, options.maxQueueWaitMs) }));
+  for (const standby of standbys) setWriteDatabase(standby.db, writes.db);
+  const replicas = options.replicas !== undefined && standbys.length > 0 ? new Replicas(location, standbys, options.replicas) : null;
+  // Load shedding watches the longest wait of any line a read may stand in.
+  const readLine: Line = { oldestWaitMs: () => Math.max(reads.queue.oldestWaitMs(), ...standbys.map((s) => s.queue.oldestWaitMs())) };
   return {
     db,
     dialect,
     async ping() {
       await reads.pool.query('select 1');
     },
-    lines: { reads: reads.queue, writes: writes.queue },
+    lines: { reads: standbys.length > 0 ? readLine : reads.queue, writes: writes.queue },
     connections: poolSize,
+    replicas,
     async close() {
-      await Promise.all([reads.db.destroy(), writes.db.destroy()]);
+      await replicas?.close();
+      await Promise.all([reads.db.destroy(), writes.db.destroy(), ...standbys.map((s) => s.db.destroy())]);
     },
   };
 }

@@ -5,6 +5,28 @@ import { errorRef } from './schemas.js';
 
 const Status = Type.Object({ status: Type.String({ examples: ['ok'] }) }, { description: 'OK' });
 
+const Replica = Type.Object({
+  name: Type.String({ description: 'host:port of the replica', examples: ['10.0.0.12:5432'] }),
+  state: Type.Union([Type.Literal('up'), Type.Literal('lagging'), Type.Literal('down')], {
+    description:
+      'up: serves reads; lagging: further behind than REPLICA_MAX_LAG_MS, left out until it catches up; down: does not answer, left out until it does',
+  }),
+  lag_ms: Type.Integer({ description: 'How far behind the primary it is; for one that is down, how long since it last answered', examples: [3] }),
+});
+
+const Ready = Type.Object(
+  {
+    status: Type.String({ examples: ['ok'] }),
+    replicas: Type.Optional(
+      Type.Array(Replica, {
+        description:
+          'Each read replica (DATABASE_REPLICA_URLS), when there are any. Replicas left out never make the process unready: reads then go to the primary',
+      }),
+    ),
+  },
+  { description: 'OK' },
+);
+
 /**
  * What a probe may answer besides 200: Node's parser refuses malformed HTTP before any route
  * runs, and a process shutting down refuses new requests (readiness also fails without a database).
@@ -62,7 +84,7 @@ export function registerHealth(app: FastifyInstance): void {
         tags: ['Operations'],
         summary: 'Readiness probe: the database answers and a request would be served now',
         security: [],
-        response: { 200: Status, 400: MALFORMED, 503: NOT_READY },
+        response: { 200: Ready, 400: MALFORMED, 503: NOT_READY },
       },
     },
     async () => {
@@ -75,7 +97,9 @@ export function registerHealth(app: FastifyInstance): void {
       // Ready means a request sent now would be served, not answered 503 by load shedding.
       const shedding = app.wouldShed();
       if (shedding !== null) throw new AppError('unavailable', `The process is overloaded (${shedding.replaceAll('_', ' ')}); requests are being shed`, retry);
-      return { status: 'ok' };
+      const replicas = app.database.replicas?.statuses();
+      if (replicas === undefined) return { status: 'ok' };
+      return { status: 'ok', replicas: replicas.map((r) => ({ name: r.name, state: r.state, lag_ms: Math.round(r.lagMs) })) };
     },
   );
 }

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { AggregatorRegistry, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { ReplicaStatus, Replicas } from '../db/replicas.js';
 
 /** The message a worker of `loyalty serve --workers` sends its primary for /metrics, and the reply's type. */
 export const METRICS_REQUEST = 'loyalty:metrics';
@@ -94,11 +95,29 @@ function requestMetrics(registry: Registry): (method: string, route: string, sta
   };
 }
 
+/**
+ * Each read replica's lag (seconds; for one that is down, since it last answered) and whether it
+ * serves reads, by replica (host:port). In a cluster the primary shows the workers' worst.
+ */
+function replicaMetrics(registry: Registry, replicas: Replicas): void {
+  const gauge = (name: string, help: string, aggregator: 'max' | 'min', value: (s: ReplicaStatus) => number) =>
+    registry.registerMetric({
+      name,
+      help,
+      type: 'gauge',
+      aggregator,
+      get: async () => ({ name, help, type: 'gauge', aggregator, values: replicas.statuses().map((s) => ({ labels: { replica: s.name }, value: value(s) })) }),
+    } as unknown as Metric);
+  gauge('loyalty_replica_lag_seconds', "A read replica's lag behind the primary", 'max', (s) => s.lagMs / 1000);
+  gauge('loyalty_replica_up', 'Whether a read replica serves reads (1) or is left out, lagging or down (0)', 'min', (s) => (s.state === 'up' ? 1 : 0));
+}
+
 /** Prometheus metrics: requests by route and status, latency histograms, process metrics. */
 export function registerMetrics(app: FastifyInstance): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const observe = requestMetrics(registry);
+  if (app.database.replicas !== null) replicaMetrics(registry, app.database.replicas);
   app.addHook('onResponse', (request, reply, done) => {
     observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();

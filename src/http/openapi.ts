@@ -91,22 +91,30 @@ const REPLAYED_HEADER = {
   },
 };
 
+const READ_AFTER_HEADER = {
+  'Loyalty-Read-After': {
+    type: 'string',
+    description:
+      'With read replicas (DATABASE_REPLICA_URLS): a token of this write, to send back on reads as Loyalty-Read-After so that they see it (docs/scaling.md)',
+    examples: ['0/3A0F1B8'],
+  },
+};
+
 /**
  * Every response header the document names, declared once in components.headers. Their names
  * there are short: each of the ~500 places that refer to one already says the header's name.
  */
 const HEADERS: SharedHeaders = Object.fromEntries(
-  Object.entries({ ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER, ...RETRY_AFTER, ...CONTENT_DISPOSITION }).map(([name, header]) => [
-    name,
-    { component: name.replace(/^(X-|RateLimit-|Idempotent-)/, '').replace('-', ''), header: headerObject(header) },
-  ]),
+  Object.entries({ ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER, ...READ_AFTER_HEADER, ...RETRY_AFTER, ...CONTENT_DISPOSITION }).map(
+    ([name, header]) => [name, { component: name.replace(/^(X-|RateLimit-|Idempotent-|Loyalty-)/, '').replace('-', ''), header: headerObject(header) }],
+  ),
 );
 
 function responseHeaders(url: string, replayable: boolean, status: string): Record<string, unknown> {
   // The rate limit counts a shop's requests once authenticated: a 401 has no shop to count.
   if (!(url.startsWith(API_PREFIX) || url.startsWith(STOREFRONT_PREFIX)) || status === '401') return REQUEST_ID_HEADER;
   const success = status.startsWith('2');
-  return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && replayable ? REPLAYED_HEADER : {}) };
+  return { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...(success && replayable ? { ...REPLAYED_HEADER, ...READ_AFTER_HEADER } : {}) };
 }
 
 /**
@@ -174,7 +182,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           'and read everything back through exact cursor or offset pagination.\n\n' +
           'Authenticate with `Authorization: Bearer <token>` (the bare token works too). ' +
           'Every write accepts an `Idempotency-Key` header: a retry with the same key replays the first response ' +
-          'with `Idempotent-Replayed: true` and changes nothing.\n\n' +
+          'with `Idempotent-Replayed: true` and changes nothing. With read replicas, a write answers `Loyalty-Read-After`: ' +
+          'a GET that sends it back as a header sees that write.\n\n' +
           'Every error has the same shape (the `Error` schema). Every response carries `X-Request-Id`, and every response to an ' +
           'authenticated request the `RateLimit-*` headers. Each operation lists the errors that depend on it; those any request ' +
           'may meet (the rate limit, a timeout, a failure on our side) are its `default` response.',

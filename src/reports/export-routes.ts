@@ -50,8 +50,8 @@ export function registerExportRoutes(server: FastifyInstance): void {
         throw new AppError('invalid_parameter', details.length === 1 ? details[0]!.message : `${details.length} query parameters are unknown`, { details });
       }
       // The stream outlives the handler (and, on PostgreSQL, its connection): it reads from the pool.
-      const query = await source.query(app.db, request.shop.id, params);
-      const records = exportRecords(app.db, source, request.shop.id, query, app.clock());
+      const query = await source.query(request.reads, request.shop.id, params);
+      const records = exportRecords(request.reads, source, request.shop.id, query, app.clock());
       reply.header('content-disposition', `attachment; filename="${name}.csv"`).type('text/csv; charset=utf-8');
       // A stream is sent as it is read; the schema above documents it.
       return reply.send(csvStream(records, exportColumns(source.record)) as never);

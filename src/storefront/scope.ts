@@ -3,6 +3,7 @@ import type { ErrorCode } from '../errors.js';
 import { AuthFailures } from '../http/auth-failures.js';
 import { rateLimitHeaders } from '../http/protection.js';
 import { checkRequest } from '../http/request-checks.js';
+import { READ_AFTER_HEADER } from '../http/read-after.js';
 import { registerReadConnection } from '../http/read-connection.js';
 import { errorResponses, type ErrorDoc, type ErrorStatus } from '../http/schemas.js';
 import { PUBLISHABLE_KEY_HEADER, registerStorefrontAuth } from './auth.js';
@@ -31,8 +32,8 @@ export function storefrontErrors(
   return errorResponses(kind, { 401: UNAUTHORIZED, ...extra }, codes);
 }
 
-const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', PUBLISHABLE_KEY_HEADER].join(', ');
-const EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'idempotent-replayed', 'etag'].join(', ');
+const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', READ_AFTER_HEADER, PUBLISHABLE_KEY_HEADER].join(', ');
+const EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'idempotent-replayed', 'etag', READ_AFTER_HEADER].join(', ');
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**

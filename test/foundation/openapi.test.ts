@@ -23,7 +23,12 @@ const SECURITY_BYTES = 110;
  * API has grown since (the storefront, reports, exports); what the budget guards against is
  * repetition, which shows as bytes per operation, so each operation keeps that share.
  */
-const BYTES_PER_OPERATION = Math.floor(150_000 / 62) + SECURITY_BYTES;
+/**
+ * What each operation gained with read replicas (docs/scaling.md): a write's success response
+ * names Loyalty-Read-After (a reference to the shared header, ~60 bytes a write).
+ */
+const READ_AFTER_BYTES = 15;
+const BYTES_PER_OPERATION = Math.floor(150_000 / 62) + SECURITY_BYTES + READ_AFTER_BYTES;
 /**
  * The shop's settings of the programme's further rules (tier metric, retention, currency,
  * refunds, expiry mode, inactivity, reminders): about 2 KB described once in Shop and 1.5 KB of
