@@ -24,6 +24,8 @@ export interface ConsoleSession {
   expectFitsPhone(name: string): Promise<void>;
   /** No text or control of `box` (a table's region, an open dialog) lies outside it or overflows its own box, at 1280 px and at 390 px. */
   expectInside(box: Locator, name: string): Promise<void>;
+  /** No word of the console's own ("Percentage off", "Adjustment") in `box` is broken across lines, at 1280 px and at 390 px. */
+  expectWholeWords(box: Locator, name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,42 @@ const OUTSIDE = `(root) => {
   }
   return found;
 }`;
+
+/**
+ * The words of `root` broken across lines ("Percenta / ge off"): each word of letters in a text
+ * of words alone (not an e-mail, a code or a key, which may break anywhere) whose letters lie on
+ * more than one line.
+ */
+const SPLIT_WORDS = `(root) => {
+  const found = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement?.checkVisibility() || !/^[\\p{L}\\s,.:'’()%-]+$/u.test(node.data)) continue;
+    for (const m of node.data.matchAll(/\\p{L}{2,}/gu)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+      if (lines.size > 1) found.push(m[0] + ' in "' + node.data.trim().slice(0, 40) + '"');
+    }
+  }
+  return found;
+}`;
+
+/** At 1280 px, then at 390 px, what `probe` (a function of the box's element, as text) finds in `box`: none, or the test fails naming them. */
+async function expectNoneAtBothWidths(page: Page, box: Locator, probe: string, name: string): Promise<void> {
+  const size = page.viewportSize()!;
+  try {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      await expect
+        .poll(() => box.evaluate(new Function('root', `return (${probe})(root)`) as (root: unknown) => string[]), { message: `${name} at ${width} px` })
+        .toEqual([]);
+    }
+  } finally {
+    await page.setViewportSize(size);
+  }
+}
 
 export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSession> {
   if (!fs.existsSync(`${CONSOLE_DIR}/index.html`)) throw new Error(`${CONSOLE_DIR} is not built: run npm run build (npm test does it)`);
@@ -98,19 +136,8 @@ export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSe
           await page.setViewportSize(size);
         }
       },
-      async expectInside(box, name) {
-        const size = page.viewportSize()!;
-        try {
-          for (const width of [1280, 390]) {
-            await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-            await expect
-              .poll(() => box.evaluate(new Function('root', `return (${OUTSIDE})(root)`) as (root: unknown) => string[]), { message: `${name} at ${width} px` })
-              .toEqual([]);
-          }
-        } finally {
-          await page.setViewportSize(size);
-        }
-      },
+      expectInside: (box, name) => expectNoneAtBothWidths(page, box, OUTSIDE, name),
+      expectWholeWords: (box, name) => expectNoneAtBothWidths(page, box, SPLIT_WORDS, name),
       async close() {
         await browser?.close();
         await t.close();
