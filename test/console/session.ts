@@ -73,6 +73,38 @@ const SPLIT_WORDS = `(root) => {
   return found;
 }`;
 
+/**
+ * On a phone, where each row of a table is a card: each cell whose column name (its ::before,
+ * data-label) takes more lines than the cell is tall, so that it runs over the next cell, or
+ * whose name breaks inside a word ("Redemption s"). The name is measured in a copy of its box.
+ */
+const LABELS_OVERRUN = `(root) => {
+  const found = [];
+  for (const td of root.querySelectorAll('td[data-label]')) {
+    if (!td.checkVisibility() || td.dataset.label === '') continue;
+    const before = getComputedStyle(td, '::before');
+    const copy = document.createElement('div');
+    copy.textContent = td.dataset.label;
+    for (const p of ['width', 'font-family', 'font-size', 'font-weight', 'font-style', 'line-height', 'overflow-wrap', 'word-break', 'letter-spacing']) copy.style.setProperty(p, before.getPropertyValue(p));
+    Object.assign(copy.style, { position: 'absolute', visibility: 'hidden', left: '0', top: '0' });
+    document.body.append(copy);
+    const needed = copy.getBoundingClientRect().height;
+    const range = document.createRange();
+    const split = [...copy.textContent.matchAll(/\\S+/g)].some((word) => {
+      range.setStart(copy.firstChild, word.index);
+      range.setEnd(copy.firstChild, word.index + word[0].length);
+      return new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size > 1;
+    });
+    copy.remove();
+    const style = getComputedStyle(td);
+    const inner = td.getBoundingClientRect().height - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+    const said = '"' + td.dataset.label + '" (' + (td.textContent ?? '').trim().slice(0, 30) + ')';
+    if (needed > inner + 1) found.push(said + ' needs ' + Math.round(needed) + ' px in a cell ' + Math.round(inner) + ' px tall');
+    if (split) found.push(said + ' breaks inside a word');
+  }
+  return found;
+}`;
+
 /** At 1280 px, then at 390 px, what `probe` (a function of the box's element, as text) finds in `box`: none, or the test fails naming them. */
 async function expectNoneAtBothWidths(page: Page, box: Locator, probe: string, name: string): Promise<void> {
   const size = page.viewportSize()!;
@@ -131,6 +163,12 @@ export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSe
         try {
           // A chart's canvas follows the window a frame later (ResizeObserver).
           await expect.poll(() => page.evaluate<number>('document.documentElement.scrollWidth'), { message: name }).toBeLessThanOrEqual(390);
+          // Each card's column names stay beside their own cell, whole.
+          await expect
+            .poll(() => page.locator('body').evaluate(new Function('root', `return (${LABELS_OVERRUN})(root)`) as (root: unknown) => string[]), {
+              message: `${name}: column names on the cards`,
+            })
+            .toEqual([]);
           await session.expectAccessible(`${name}-390px`);
         } finally {
           await page.setViewportSize(size);
