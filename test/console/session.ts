@@ -76,7 +76,7 @@ const SPLIT_WORDS = `(root) => {
 /**
  * On a phone, where each row of a table is a card: each cell whose column name (its ::before,
  * data-label) takes more lines than the cell is tall, so that it runs over the next cell, or
- * whose name breaks inside a word ("Redemption s"). The name is measured in a copy of its box.
+ * whose name breaks inside a word ("Redemption s"; after a hyphen is fine). The name is measured in a copy of its box.
  */
 const LABELS_OVERRUN = `(root) => {
   const found = [];
@@ -90,7 +90,7 @@ const LABELS_OVERRUN = `(root) => {
     document.body.append(copy);
     const needed = copy.getBoundingClientRect().height;
     const range = document.createRange();
-    const split = [...copy.textContent.matchAll(/\\S+/g)].some((word) => {
+    const split = [...copy.textContent.matchAll(/[^\\s-]+/g)].some((word) => {
       range.setStart(copy.firstChild, word.index);
       range.setEnd(copy.firstChild, word.index + word[0].length);
       return new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size > 1;
