@@ -2045,6 +2045,11 @@ export interface components {
              */
             code_valid_days: number | null;
             /**
+             * @description How many times customers have redeemed it. Voided redemptions still count (their points went back, as they count towards limit_per_customer); refused ones (not enough points, limit reached, out of codes) never do
+             * @example 130
+             */
+            redemptions_count: number;
+            /**
              * Format: date-time
              * @description When this record was created here
              */

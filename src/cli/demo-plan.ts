@@ -42,11 +42,14 @@ export const RULES = [
   { kind: 'signup', points_amount: 100 },
   { kind: 'order', points_per_unit: 1, unit_amount: 1, currency: 'EUR' },
 ];
-/** Thresholds the demo's customers reach: most stay Bronze, some climb to Silver, a few to Gold. */
+/**
+ * Thresholds the demo's customers reach: most stay Bronze, some climb to Silver, a few to Gold;
+ * the higher tiers earn more on each order, so a shopper sees what a tier is worth.
+ */
 export const TIERS = [
-  { name: 'Bronze', points_threshold: 0 },
-  { name: 'Silver', points_threshold: 500 },
-  { name: 'Gold', points_threshold: 1200 },
+  { name: 'Bronze', points_threshold: 0, earning_multiplier: 1 },
+  { name: 'Silver', points_threshold: 500, earning_multiplier: 1.25 },
+  { name: 'Gold', points_threshold: 1200, earning_multiplier: 1.5 },
 ];
 
 export interface PlannedOrder {

@@ -19,6 +19,24 @@ export function redemptionsQuery(db: DB, shopId: number, filters: { customerRemo
   return query;
 }
 
+/**
+ * How many redemptions each of these rewards has had, voided ones included (as they count
+ * towards limit_per_customer): summed from reward_redemption_days, which a trigger keeps with
+ * every redemption (migration 015), so a page of rewards reads a row per reward and day, never
+ * one per redemption. A reward without any is absent.
+ */
+export async function redemptionCounts(db: DB, shopId: number, rewardIds: readonly number[]): Promise<Map<number, number>> {
+  if (rewardIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('reward_redemption_days')
+    .select(['reward_id', (eb) => eb.fn.sum<number | string>('n').as('n')])
+    .where('shop_id', '=', shopId)
+    .where('reward_id', 'in', rewardIds)
+    .groupBy('reward_id')
+    .execute();
+  return new Map(rows.map((r) => [Number(r.reward_id), Number(r.n)]));
+}
+
 export async function findRedemption(db: DB, shopId: number, id: number): Promise<RedemptionRow | undefined> {
   return redemptionsQuery(db, shopId).where('redemptions.id', '=', id).executeTakeFirst();
 }

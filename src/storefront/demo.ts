@@ -1,6 +1,9 @@
 import type { Config } from '../config.js';
+import { transaction } from '../db/dialect.js';
 import type { DB } from '../db/tables.js';
 import { seedDemo } from '../cli/demo.js';
+import { changesOf } from '../http/audit.js';
+import { writeAuditEntry } from '../shops/audit.js';
 import { createKey, newestKey } from './keys.js';
 
 // The demo shop that `npm start` creates on an empty database gets the demo's programme and
@@ -10,7 +13,22 @@ const DEMO_CUSTOMERS = 8;
 
 export async function makeDemoStorefront(db: DB, config: Config, shopId: number, now: number): Promise<void> {
   await seedDemo(db, config, shopId, DEMO_CUSTOMERS, now);
-  await createKey(db, shopId, [], now);
+  // The server's write, in the audit log as the bootstrap's token and the demo's data are
+  // (docs/access.md), in the key's own transaction; the entry shows the key as POST
+  // /storefront_keys's does, its secret redacted.
+  await transaction(db, async (trx) => {
+    const key = await createKey(trx, shopId, [], now);
+    await writeAuditEntry(trx, {
+      shopId,
+      occurredAt: now,
+      actor: { type: 'system' },
+      action: 'storefront_key.created',
+      resource: 'storefront_key',
+      resourceId: String(key.id),
+      changes: changesOf(null, { ...key }),
+      requestId: null,
+    });
+  });
   await db.updateTable('shops').set({ demo: 1 }).where('id', '=', shopId).execute();
 }
 

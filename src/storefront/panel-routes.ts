@@ -20,6 +20,15 @@ function packageRoot(): string {
 
 export const PANEL_BUNDLE = path.join(packageRoot(), 'dist', 'panel', 'loyalty.js');
 
+// The console's star (console/public/favicon.svg), in the page itself: it works with the
+// console turned off, and the browser asks for no /favicon.ico, which would be a 404.
+const ICON =
+  'data:image/svg+xml,' +
+  encodeURIComponent(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d4ed8"/>' +
+      '<path d="M16 6l2.9 6.1 6.6.8-4.9 4.6 1.3 6.6L16 20.8l-5.9 3.3 1.3-6.6-4.9-4.6 6.6-.8z" fill="#fff"/></svg>',
+  );
+
 const esc = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function demoPage(demo: DemoStorefront): string {
@@ -27,6 +36,7 @@ function demoPage(demo: DemoStorefront): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Your rewards · ${esc(demo.shopName)}</title>
+<link rel="icon" type="image/svg+xml" href="${ICON}">
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}</style></head>
 <body>
 <h1>Your rewards at ${esc(demo.shopName)}</h1>

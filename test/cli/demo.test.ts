@@ -66,15 +66,17 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
         .map((e) => e.customer.remote_id)
         .sort((a, b) => a - b),
     ).toEqual([...ids].sort((a, b) => a - b));
-    // By the demo's order rule, a point per whole euro of each paid order, credited to its
-    // customer once; refunds take back their share; a refunded order earned nothing.
+    // By the demo's order rule, a point per whole euro of each paid order, times the tier the
+    // customer held then, credited to its customer once; refunds take back their share; a
+    // refunded order earned nothing.
     for (const order of s.orders) {
       const own = s.events.filter((e) => e.order_remote_id === order.remote_id);
       const earned = own.filter((e) => e.source === 'order');
       if (order.financial_status === 'paid' || order.financial_status === 'partially_refunded') {
         expect(earned, `order ${order.remote_id}`).toHaveLength(1);
-        expect(earned[0]).toMatchObject({ customer: { remote_id: order.customer_remote_id }, points_amount: Math.floor(order.total) });
-        expect(order.points_earned).toBe(Math.floor(order.total));
+        expect(earned[0]).toMatchObject({ customer: { remote_id: order.customer_remote_id }, points_amount: order.points_earned });
+        const base = Math.floor(order.total);
+        expect([base, ...s.tiers.map((v) => Math.floor(base * v.earning_multiplier))]).toContain(order.points_earned);
       } else {
         expect(earned, `order ${order.remote_id}`).toEqual([]);
       }
@@ -102,10 +104,10 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     for (const o of s.orders) expect(o.customer_remote_id).toBeGreaterThanOrEqual(1);
     expect(s.orders.some((o) => o.financial_status === 'paid')).toBe(true);
     expect(s.rewards.map((r) => r.name).sort()).toEqual(['10% off your next order', '5 € off your next order', 'Free shipping', 'Free tote bag']);
-    expect(s.tiers.map((v) => [v.name, v.points_threshold])).toEqual([
-      ['Bronze', 0],
-      ['Silver', 500],
-      ['Gold', 1200],
+    expect(s.tiers.map((v) => [v.name, v.points_threshold, v.earning_multiplier])).toEqual([
+      ['Bronze', 0, 1],
+      ['Silver', 500, 1.25],
+      ['Gold', 1200, 1.5],
     ]);
     expect(s.events).toHaveLength(seeded.points_events);
     const sources = new Set(s.events.map((e) => e.source));
@@ -129,6 +131,8 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expect(Math.max(...times)).toBeLessThan(Date.now());
     for (const e of s.events.filter((x) => x.source === 'expiration')) expect(Date.parse(e.applied_at)).toBeLessThan(Date.now() - 86_400_000);
     expect(new Set(s.customers.map((c) => c.vip_tier?.name)).size).toBe(3);
+    // The higher tiers earn more: some orders earned above a point per euro.
+    expect(s.orders.some((o) => o.points_earned > Math.floor(o.total))).toBe(true);
     const audit = await t.all(shop.token, 'audit_events');
     expect(audit.filter((a) => a.action === 'shop.demo_data_added')).toMatchObject([
       { actor: { type: 'cli' }, resource: 'shop', changes: { customers: [null, 50], redemptions: [null, seeded.redemptions] } },
@@ -157,7 +161,11 @@ describe(`loyalty demo (${TEST_DIALECT})`, () => {
     expect(after.orders).toHaveLength(before.orders.length + seeded.orders);
     expect(after.orders.slice(before.orders.length).every((o) => o.customer_remote_id > 50)).toBe(true);
     expect(after.events).toHaveLength(before.events.length + seeded.points_events);
-    expect(after.rewards).toEqual(before.rewards);
+    // The rewards are as they were, but for their redemptions_count, up by the new customers' redemptions.
+    const counted = (rewards: any[]) => rewards.reduce((sum, r) => sum + r.redemptions_count, 0);
+    const withoutCount = (rewards: any[]) => rewards.map(({ redemptions_count: _, ...r }) => r);
+    expect(withoutCount(after.rewards)).toEqual(withoutCount(before.rewards));
+    expect(counted(after.rewards)).toBe(counted(before.rewards) + seeded.redemptions);
     expect(after.tiers).toEqual(before.tiers);
     expectConsistent(after);
   });

@@ -106,6 +106,9 @@ describeInBrowser(`the console as a merchant judges it (${TEST_DIALECT})`, () =>
     const events = page.getByRole('region', { name: 'Points events' }).getByRole('region', { name: 'Points events' });
     await events.getByText(LONG_NOTE).waitFor();
     await s.expectInside(events, 'points events');
+    await s.expectWholeWords(events, 'points events');
+    // The customer's ID in the platform, in words.
+    await page.getByText('margaret.lovelace@example.com · Remote ID 1001', { exact: true }).waitFor();
     // The long note's points are spent: no "Reverse", the reason instead.
     const spent = events.getByRole('row').filter({ hasText: LONG_NOTE });
     expect(await spent.getByRole('button').count()).toBe(0);
@@ -187,6 +190,17 @@ describeInBrowser(`the console as a merchant judges it (${TEST_DIALECT})`, () =>
     const row = rewards.getByRole('row').filter({ hasText: 'Ten euros off' });
     await row.getByRole('cell', { name: 'Amount off', exact: true }).waitFor();
     await row.getByRole('cell', { name: 'Generated', exact: true }).waitFor();
+    // Its stock (codes generated, no pool yet) and the one redemption made, under their column's name;
+    // what it gives, in the shop's currency; no word of the table broken in two ("Percenta ge off").
+    const cell = async (column: string) => {
+      const index = (await rewards.getByRole('columnheader').allInnerTexts()).indexOf(column);
+      expect(index, `column ${column}`).toBeGreaterThanOrEqual(0);
+      return row.getByRole('cell').nth(index).innerText();
+    };
+    expect(await cell('Codes')).toBe('Generated');
+    expect(await cell('Redemptions')).toBe('1');
+    expect(await cell('Value')).toBe('10.00 EUR');
+    await s.expectWholeWords(rewards, 'rewards');
     await s.expectInside(rewards, 'rewards');
     const name = 'Ten euros off the next order of winter clothing';
     await row.getByRole('button', { name: `Delete reward ${name}` }).click();

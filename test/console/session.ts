@@ -24,6 +24,8 @@ export interface ConsoleSession {
   expectFitsPhone(name: string): Promise<void>;
   /** No text or control of `box` (a table's region, an open dialog) lies outside it or overflows its own box, at 1280 px and at 390 px. */
   expectInside(box: Locator, name: string): Promise<void>;
+  /** No word of the console's own ("Percentage off", "Adjustment") in `box` is broken across lines, at 1280 px and at 390 px. */
+  expectWholeWords(box: Locator, name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,74 @@ const OUTSIDE = `(root) => {
   }
   return found;
 }`;
+
+/**
+ * The words of `root` broken across lines ("Percenta / ge off"): each word of letters in a text
+ * of words alone (not an e-mail, a code or a key, which may break anywhere) whose letters lie on
+ * more than one line.
+ */
+const SPLIT_WORDS = `(root) => {
+  const found = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.parentElement?.checkVisibility() || !/^[\\p{L}\\s,.:'’()%-]+$/u.test(node.data)) continue;
+    for (const m of node.data.matchAll(/\\p{L}{2,}/gu)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+      if (lines.size > 1) found.push(m[0] + ' in "' + node.data.trim().slice(0, 40) + '"');
+    }
+  }
+  return found;
+}`;
+
+/**
+ * On a phone, where each row of a table is a card: each cell whose column name (its ::before,
+ * data-label) takes more lines than the cell is tall, so that it runs over the next cell, or
+ * whose name breaks inside a word ("Redemption s"; after a hyphen is fine). The name is measured in a copy of its box.
+ */
+const LABELS_OVERRUN = `(root) => {
+  const found = [];
+  for (const td of root.querySelectorAll('td[data-label]')) {
+    if (!td.checkVisibility() || td.dataset.label === '') continue;
+    const before = getComputedStyle(td, '::before');
+    const copy = document.createElement('div');
+    copy.textContent = td.dataset.label;
+    for (const p of ['width', 'font-family', 'font-size', 'font-weight', 'font-style', 'line-height', 'overflow-wrap', 'word-break', 'letter-spacing']) copy.style.setProperty(p, before.getPropertyValue(p));
+    Object.assign(copy.style, { position: 'absolute', visibility: 'hidden', left: '0', top: '0' });
+    document.body.append(copy);
+    const needed = copy.getBoundingClientRect().height;
+    const range = document.createRange();
+    const split = [...copy.textContent.matchAll(/[^\\s-]+/g)].some((word) => {
+      range.setStart(copy.firstChild, word.index);
+      range.setEnd(copy.firstChild, word.index + word[0].length);
+      return new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size > 1;
+    });
+    copy.remove();
+    const style = getComputedStyle(td);
+    const inner = td.getBoundingClientRect().height - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+    const said = '"' + td.dataset.label + '" (' + (td.textContent ?? '').trim().slice(0, 30) + ')';
+    if (needed > inner + 1) found.push(said + ' needs ' + Math.round(needed) + ' px in a cell ' + Math.round(inner) + ' px tall');
+    if (split) found.push(said + ' breaks inside a word');
+  }
+  return found;
+}`;
+
+/** At 1280 px, then at 390 px, what `probe` (a function of the box's element, as text) finds in `box`: none, or the test fails naming them. */
+async function expectNoneAtBothWidths(page: Page, box: Locator, probe: string, name: string): Promise<void> {
+  const size = page.viewportSize()!;
+  try {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      await expect
+        .poll(() => box.evaluate(new Function('root', `return (${probe})(root)`) as (root: unknown) => string[]), { message: `${name} at ${width} px` })
+        .toEqual([]);
+    }
+  } finally {
+    await page.setViewportSize(size);
+  }
+}
 
 export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSession> {
   if (!fs.existsSync(`${CONSOLE_DIR}/index.html`)) throw new Error(`${CONSOLE_DIR} is not built: run npm run build (npm test does it)`);
@@ -93,24 +163,19 @@ export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSe
         try {
           // A chart's canvas follows the window a frame later (ResizeObserver).
           await expect.poll(() => page.evaluate<number>('document.documentElement.scrollWidth'), { message: name }).toBeLessThanOrEqual(390);
+          // Each card's column names stay beside their own cell, whole.
+          await expect
+            .poll(() => page.locator('body').evaluate(new Function('root', `return (${LABELS_OVERRUN})(root)`) as (root: unknown) => string[]), {
+              message: `${name}: column names on the cards`,
+            })
+            .toEqual([]);
           await session.expectAccessible(`${name}-390px`);
         } finally {
           await page.setViewportSize(size);
         }
       },
-      async expectInside(box, name) {
-        const size = page.viewportSize()!;
-        try {
-          for (const width of [1280, 390]) {
-            await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-            await expect
-              .poll(() => box.evaluate(new Function('root', `return (${OUTSIDE})(root)`) as (root: unknown) => string[]), { message: `${name} at ${width} px` })
-              .toEqual([]);
-          }
-        } finally {
-          await page.setViewportSize(size);
-        }
-      },
+      expectInside: (box, name) => expectNoneAtBothWidths(page, box, OUTSIDE, name),
+      expectWholeWords: (box, name) => expectNoneAtBothWidths(page, box, SPLIT_WORDS, name),
       async close() {
         await browser?.close();
         await t.close();

@@ -33,6 +33,8 @@ describeInBrowser(`the panel's demo page (${TEST_DIALECT})`, () => {
     const html = await page.text();
     expect(html).toMatch(/<loyalty-panel api-base="" publishable-key="pk_[\w-]+" token-url="\/storefront\/demo\/token">/);
     expect(html).toContain('<script type="module" src="/storefront/loyalty.js">');
+    // An icon of its own, in the page: the browser asks for no /favicon.ico (a 404).
+    expect(html).toMatch(/<link rel="icon" type="image\/svg\+xml" href="data:image\/svg\+xml,%3Csvg%20/);
     const script = await fetch(`${server.url}/storefront/loyalty.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
@@ -60,6 +62,9 @@ describeInBrowser(`the panel's demo page (${TEST_DIALECT})`, () => {
       const balance = tab.locator('loyalty-panel').locator('[part=balance]');
       await expect.poll(() => balance.count(), { timeout: 15_000 }).toBe(1);
       const shown = await balance.textContent();
+      // The demo's tiers say what they are worth.
+      await tab.locator('loyalty-panel').getByText('1.25× points on orders').waitFor();
+      await tab.locator('loyalty-panel').getByText('1.5× points on orders').waitFor();
       expect(await seriousA11yViolations(tab)).toEqual([]);
 
       // Another customer becomes the richest: a reload still shows the same shopper.

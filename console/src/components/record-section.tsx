@@ -6,7 +6,7 @@ import { QueryError } from './alert';
 import { ConfirmButton } from './confirm-button';
 import { Pager } from './pager';
 import { RecordForm, type FieldSpec } from './record-form';
-import { ScrollTable, type Column } from './scroll-table';
+import { cellClass, ScrollTable, type Column } from './scroll-table';
 
 /** A kind of record as its page shows it: its list, its forms and its actions, described once. */
 export interface RecordKind {
@@ -74,7 +74,7 @@ export function RecordSection({ kind, intro }: { kind: RecordKind; intro?: React
           {rows.map((row) => (
             <tr key={row.id}>
               {kind.columns.map((c) => (
-                <td key={c.label} className={c.numeric ? 'number' : undefined}>
+                <td key={c.label} className={cellClass(c)}>
                   {c.cell(row)}
                 </td>
               ))}

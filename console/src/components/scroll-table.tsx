@@ -3,6 +3,8 @@ import { useLayoutEffect, useRef, type ReactNode } from 'react';
 export interface Column {
   label: string;
   numeric?: boolean;
+  /** Its cells are the console's own words (a kind, a status): they wrap between words, never inside one. */
+  words?: boolean;
   /** A column the list sorts by: its header is a button, and says how the list is sorted now. */
   sort?: { direction: 'ascending' | 'descending' | 'none'; onSort: () => void };
 }
@@ -12,6 +14,9 @@ export interface Column {
  * row is a card whose cells are named by their column (`data-label`, set here once the rows
  * are drawn, so no page repeats its column names cell by cell).
  */
+/** A cell's class for its column: numbers right-aligned, words kept whole. */
+export const cellClass = (c: Column): string | undefined => (c.numeric ? 'number' : c.words ? 'words' : undefined);
+
 export function ScrollTable({ label, columns, children }: { label: string; columns: Column[]; children: ReactNode }) {
   const body = useRef<HTMLTableSectionElement>(null);
   useLayoutEffect(() => {

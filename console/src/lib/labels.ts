@@ -55,9 +55,15 @@ export const REDEMPTION_STATUSES: Record<Schemas['Redemption']['status'], string
 /** An option list of a select from a table of words: the API's value, shown as its words. */
 export const optionsOf = <K extends string>(words: Record<K, string>) => (Object.entries(words) as [K, string][]).map(([value, label]) => ({ value, label }));
 
-/** A name of the API's that has no table here (`earning_rule`, `points_event.batch_created`), in words: "Earning rule", "Points event batch created". */
+/** The API's abbreviations, as they are written in words. */
+const ABBREVIATIONS: Readonly<Record<string, string>> = { api: 'API', vip: 'VIP', id: 'ID', ids: 'IDs', url: 'URL', urls: 'URLs' };
+
+/** A name of the API's that has no table here (`earning_rule`, `api_token.created`), in words: "Earning rule", "API token created". */
 export function words(name: string): string {
-  const text = name.replace(/[._]+/g, ' ').trim();
+  const text = name
+    .replace(/[._]+/g, ' ')
+    .trim()
+    .replace(/[a-z]+/gi, (word) => ABBREVIATIONS[word.toLowerCase()] ?? word);
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 

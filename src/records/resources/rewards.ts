@@ -1,3 +1,5 @@
+import { Type } from 'typebox';
+import { redemptionCounts } from '../../redemptions/repository.js';
 import { boolean, integer, money, oneOf, text } from '../fields.js';
 import type { Resource } from '../resource.js';
 
@@ -32,6 +34,24 @@ export const rewards: Resource = {
       },
     ),
     code_valid_days: integer("Days a redemption's code stays usable; null for no expiry", 30, 1, 3650, { nullable: true }),
+  },
+  computed: {
+    schema: {
+      redemptions_count: Type.Integer({
+        description:
+          'How many times customers have redeemed it. Voided redemptions still count (their points went back, as they count towards limit_per_customer); ' +
+          'refused ones (not enough points, limit reached, out of codes) never do',
+        examples: [130],
+      }),
+    },
+    async of(db, shopId, rows) {
+      const counts = await redemptionCounts(
+        db,
+        shopId,
+        rows.map((row) => Number(row.id)),
+      );
+      return rows.map((row) => ({ redemptions_count: counts.get(Number(row.id)) ?? 0 }));
+    },
   },
   check: {
     reads: ['kind', 'value'],

@@ -57,16 +57,26 @@ const VALUE_WORDS: Record<string, Readonly<Record<string, string>>> = {
   'earning_rule.kind': RULE_KINDS,
 };
 
-/** A value of a change, in words: none, a code name in words, a customer by name or id, text as it is, anything else as JSON; long ones cut. */
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/**
+ * A value of a change, in words: none (also an empty list), a code name in words, yes or no, a
+ * time as the console shows times, a customer by name or id, a list of texts or numbers one
+ * after the other, text as it is, anything else as JSON; long ones cut.
+ */
 function shown(value: unknown, resource = '', field = ''): string {
-  if (value === null || value === undefined) return 'none';
+  if (value === null || value === undefined || (Array.isArray(value) && value.length === 0)) return 'none';
   const table = VALUE_WORDS[`${resource}.${field}`] ?? VALUE_WORDS[field];
   if (table && typeof value === 'string') return labelOf(table, value);
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'string' && ISO_TIME.test(value)) return formatTime(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string' || typeof v === 'number')) return cut(value.join(', '));
   if (typeof value === 'object' && 'remote_id' in value)
     return `customer ${String(value.remote_id)}${'email' in value && value.email ? ` (${String(value.email)})` : ''}`;
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+  return cut(typeof value === 'string' ? value : JSON.stringify(value));
 }
+
+const cut = (text: string) => (text.length > 120 ? `${text.slice(0, 119)}…` : text);
 
 /** What a write changed: a creation as the values it set, an update field by field (before → after). */
 function Changes({ resource, action, changes }: { resource: string; action: string; changes: AuditEvent['changes'] }) {
@@ -75,7 +85,7 @@ function Changes({ resource, action, changes }: { resource: string; action: stri
   const created = action.endsWith('.created') || fields.every(([, [before]]) => before === null || before === undefined);
   return (
     <>
-      {created ? <span className="line">Created with:</span> : null}
+      {created && action.endsWith('.created') ? <span className="line">Created with:</span> : null}
       <ul className="changes">
         {fields.map(([field, [before, after]]) => (
           <li key={field}>

@@ -33,7 +33,7 @@ export function CustomerPage({ identifier }: { identifier: string }) {
       </p>
       <h1>{customerName(c)}</h1>
       <p className="muted">
-        {c.email ?? 'no e-mail'} · remote_id {c.remote_id}
+        {c.email ?? 'no e-mail'} · Remote ID {c.remote_id}
       </p>
       <div className="cards">
         <Balances customer={c} currency={currency} />

@@ -81,7 +81,7 @@ export function EventsTable({ identifier, customer, events, redemptions }: Event
             <tr key={e.id}>
               <td>{e.id}</td>
               <td>{formatTime(e.applied_at)}</td>
-              <td>{labelOf(EVENT_SOURCES, e.source) + (e.custom_action_name ? `: ${e.custom_action_name}` : '')}</td>
+              <td className="words">{labelOf(EVENT_SOURCES, e.source) + (e.custom_action_name ? `: ${e.custom_action_name}` : '')}</td>
               <td className="number">{formatPoints(e.points_amount)}</td>
               <td className="number">{formatPoints(e.customer.points_balance)}</td>
               <td>

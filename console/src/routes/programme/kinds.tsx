@@ -3,6 +3,7 @@ import type { FieldSpec, FormValues } from '../../components/record-form';
 import { formatCredits, formatPoints } from '../../lib/format';
 import { labelOf, optionsOf, REWARD_KINDS, RULE_KINDS } from '../../lib/labels';
 import type { Row } from '../../lib/records';
+import { useShop } from '../../lib/shop';
 import { ToggleEnabled } from './toggle-enabled';
 import { CodeStock, UploadCodes } from './upload-codes';
 import { actionFields, ruleLimit } from './ways-to-earn';
@@ -43,10 +44,10 @@ export const earningRules: RecordKind = {
   empty: 'No earning rules yet: customers earn nothing until one is created.',
   columns: [
     { label: 'ID', cell: (r) => r.id },
-    { label: 'Kind', cell: (r) => labelOf(RULE_KINDS, r.kind) + (r.name ? `: ${String(r.name)}` : '') },
+    { label: 'Kind', words: true, cell: (r) => labelOf(RULE_KINDS, r.kind) + (r.name ? `: ${String(r.name)}` : '') },
     { label: 'Earns', cell: earns },
     { label: 'Limit', cell: ruleLimit },
-    { label: 'Enabled', cell: (r) => yesNo(r.enabled) },
+    { label: 'Enabled', words: true, cell: (r) => yesNo(r.enabled) },
   ],
   fields: ruleFields,
   editFields: ruleFields,
@@ -65,6 +66,17 @@ const rewardFields: FieldSpec[] = [
   { name: 'code_valid_days', label: 'Code valid days', kind: 'integer', nullable: true, placeholder: 'no expiry' },
 ];
 
+const percent = new Intl.NumberFormat('en-GB', { maximumFractionDigits: 2 });
+
+/** What a reward gives, in its unit: "10%" off, "5.00 EUR" off (the shop's currency), or nothing to say (free shipping). */
+function RewardValue({ reward }: { reward: Row }) {
+  const { data: shop } = useShop();
+  const value = Number(reward.value);
+  if (reward.kind === 'percentage_discount') return <>{percent.format(value)}%</>;
+  if (value === 0) return <>—</>;
+  return <>{[formatCredits(value), shop?.currency].filter(Boolean).join(' ')}</>;
+}
+
 export const rewards: RecordKind = {
   path: '/merchant_api/v1/rewards',
   title: 'Rewards',
@@ -74,11 +86,13 @@ export const rewards: RecordKind = {
     { label: 'ID', cell: (r) => r.id },
     { label: 'Name', cell: (r) => String(r.name) },
     { label: 'Points price', numeric: true, cell: (r) => formatPoints(Number(r.points_price)) },
-    { label: 'Kind', cell: (r) => labelOf(REWARD_KINDS, r.kind) },
-    { label: 'Value', numeric: true, cell: (r) => formatCredits(Number(r.value)) },
+    { label: 'Kind', words: true, cell: (r) => labelOf(REWARD_KINDS, r.kind) },
+    { label: 'Value', numeric: true, cell: (r) => <RewardValue reward={r} /> },
     { label: 'Limit per customer', numeric: true, cell: (r) => orNone(r.limit_per_customer) },
-    { label: 'Codes', cell: (r) => <CodeStock reward={r} /> },
-    { label: 'Enabled', cell: (r) => yesNo(r.enabled) },
+    { label: 'Codes', words: true, cell: (r) => <CodeStock reward={r} /> },
+    // Voided redemptions count too (docs/ledger.md): how often the reward was taken.
+    { label: 'Redemptions', numeric: true, cell: (r) => formatPoints(Number(r.redemptions_count ?? 0)) },
+    { label: 'Enabled', words: true, cell: (r) => yesNo(r.enabled) },
   ],
   fields: rewardFields,
   editFields: rewardFields,
