@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, parseWorkers, type Config } from '../config.js';
 import { connect, parseDatabaseUrl } from '../db/connect.js';
 import { allMigrations, migrateToLatest, pendingMigrations } from '../db/migrator.js';
+import { transaction } from '../db/dialect.js';
 import { systemClock } from '../clock.js';
 import { countShops, createShop, createToken } from '../shops/repository.js';
 import type { DB } from '../db/tables.js';
@@ -16,17 +17,21 @@ import { output } from './context.js';
 export async function bootstrap(db: DB, config: Config, log: Pick<FastifyBaseLogger, 'info'>): Promise<string | null> {
   if (!config.bootstrap || (await countShops(db)) > 0) return null;
   const now = systemClock();
-  const shop = await createShop(db, { name: 'Demo shop', points_expiry_days: 365 }, now);
-  const { token, row } = await createToken(db, shop.id, 'bootstrap', now);
-  await writeAuditEntry(db, {
-    shopId: shop.id,
-    occurredAt: now,
-    actor: { type: 'system' },
-    action: 'api_token.created',
-    resource: 'api_token',
-    resourceId: String(row.id),
-    changes: { name: [null, row.name], scopes: [null, row.scopes] },
-    requestId: null,
+  // The shop, its token and the token's audit entry together, or none of them.
+  const { shop, token } = await transaction(db, async (trx) => {
+    const shop = await createShop(trx, { name: 'Demo shop', points_expiry_days: 365 }, now);
+    const { token, row } = await createToken(trx, shop.id, 'bootstrap', now);
+    await writeAuditEntry(trx, {
+      shopId: shop.id,
+      occurredAt: now,
+      actor: { type: 'system' },
+      action: 'api_token.created',
+      resource: 'api_token',
+      resourceId: String(row.id),
+      changes: { name: [null, row.name], scopes: [null, row.scopes] },
+      requestId: null,
+    });
+    return { shop, token };
   });
   // Its programme, customers and a storefront key, for GET /storefront/demo.
   const { makeDemoStorefront } = await import('../storefront/demo.js');
