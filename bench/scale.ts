@@ -2,21 +2,23 @@ import { sql } from 'kysely';
 import { connect, type Database } from '../src/db/connect.js';
 import { streamBacklog } from '../src/events/stream.js';
 import type { Benchmark } from './lib/benchmark.js';
+import { batchBody } from './ledger.js';
 import { barePublishRate, startNats } from './lib/nats.js';
 import { benchShop, scratchDatabase } from './lib/scratch.js';
 import { startServer } from './lib/server.js';
 
 // `npm run bench -- scale [sqlite|postgres]`: the event stream's relay under the ledger
-// benchmark's write load (batches of 1000 grants over 10,000 customers, each grant one
-// points_event.created event), to a JetStream server of its own. It reports the time from an
-// event's commit to the stream's acknowledgement: the commit as seen by polling the shop's
-// largest event id every 20 ms (ids commit in order within a shop), so each lag is at most that
-// short of its true value, and published_at, stored by the relay once the acknowledgement came.
-// Beside it the time from the transaction's start (created_at), an upper bound: a batch of 1000
-// commits a while after it starts, longer when it queues for the shop's id lock. Then events
-// published per second against events committed per second, the largest backlog seen, and a
-// reference measured in the same run: what a bare JetStream publisher (the client's publish, in
-// windows of 1000 acknowledgements, nothing else running) reaches on this machine.
+// benchmark's write load (its batches of 1000 grants over 10,000 customers, as many in flight;
+// each grant one points_event.created event), to a JetStream server of its own. It reports the
+// time from an event's commit to the stream's acknowledgement: the commit as seen by polling the
+// shop's largest event id every 20 ms (ids commit in order within a shop), so each lag is at
+// most that short of its true value, and published_at, stored by the relay once the
+// acknowledgement came. Beside it the time from the transaction's start (created_at), an upper
+// bound: a batch of 1000 commits a while after it starts, longer when it queues for the shop's
+// id lock. Then events published per second against events committed per second, the largest
+// backlog seen, and a reference measured in the same run: what a bare JetStream publisher (the
+// client's publish, in windows of 1000 acknowledgements, nothing else running) reaches on this
+// machine.
 
 const CUSTOMERS = 10_000;
 const BATCH = 1000;
@@ -26,15 +28,6 @@ const PLAN = {
   postgres: { batches: 40, inFlight: 8 },
 } as const;
 type Dialect = keyof typeof PLAN;
-
-function batchBody(b: number): string {
-  const events = Array.from({ length: BATCH }, (_, e) => ({
-    customer_identifier: String(((b * BATCH + e) % CUSTOMERS) + 1),
-    source: 'order',
-    points_amount: 1 + ((b + e) % 100),
-  }));
-  return JSON.stringify({ points_events: events });
-}
 
 async function send(url: string, token: string, bodies: string[], inFlight: number): Promise<void> {
   let next = 0;
