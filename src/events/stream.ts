@@ -195,7 +195,10 @@ export interface RelayOptions {
   batch?: number;
   clock?: () => number;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
-  /** Batches in flight at once (default 2: the next is claimed while the stream stores one). */
+  /**
+   * Batches in flight at once (default 3: the next are claimed and sent while the stream stores
+   * one; under bench scale on SQLite, p99 1.4-1.9 s against 2.2-3.3 s with 2, at load 9).
+   */
   inFlight?: number;
   /** Called with each event once the stream acknowledged it. */
   onPublished?: (event: ClaimedEvent, at: number) => void;
@@ -266,7 +269,7 @@ export class StreamRelay {
   ) {
     this.clock = options.clock ?? Date.now;
     this.batch = options.batch ?? 1000;
-    this.depth = options.inFlight ?? 2;
+    this.depth = options.inFlight ?? 3;
   }
 
   start(): void {
