@@ -39,7 +39,7 @@ type Dialect = keyof typeof PLAN;
  * a few of the customer's lots (grants average 50 points; the grant-only run before it leaves
  * every customer about 1,000).
  */
-function batchBody(b: number, mixed = false): string {
+export function batchBody(b: number, mixed = false): string {
   const events = Array.from({ length: BATCH }, (_, e) => {
     const customer_identifier = String(((b * BATCH + e) % CUSTOMERS) + 1);
     if (mixed && (Math.floor(b / 10) + e) % 5 === 4)

@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { freePort } from './server.js';
 
 // A NATS server with JetStream of its own (`nats-server -js`), on a free port and a storage
@@ -64,4 +66,29 @@ export async function startNats(): Promise<NatsServer> {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The reference for the relay's rate: `count` messages of `bytes` each, with a Nats-Msg-Id, to a
+ * stream of their own on `url`, through the JetStream client's publish in windows of `window`
+ * awaited acknowledgements, by a process doing nothing else. Messages per second.
+ */
+export async function barePublishRate(url: string, count: number, bytes: number, window = 1000): Promise<number> {
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: 'BARE', subjects: ['bare.>'] });
+    const js = jetstream(nc);
+    const body = 'x'.repeat(bytes);
+    const started = performance.now();
+    for (let sent = 0; sent < count; sent += window) {
+      const acks = Array.from({ length: Math.min(window, count - sent) }, (_, i) => js.publish('bare.1.event', body, { msgID: `bare_${sent + i}` }));
+      await Promise.all(acks);
+    }
+    const rate = count / ((performance.now() - started) / 1000);
+    await jsm.streams.delete('BARE');
+    return rate;
+  } finally {
+    await nc.close();
+  }
 }

@@ -424,11 +424,15 @@ export interface StreamEventsTable {
   /** The body a webhook would carry. */
   payload: string;
   created_at: number;
-  /** The relay that claimed it, until when. */
-  claimed_by: string | null;
-  claimed_until: number | null;
   /** When the stream acknowledged it. */
   published_at: number | null;
+}
+
+/** A relay's lease on a shop's events: no other relay publishes them until claimed_until (events/stream.ts). */
+export interface StreamLeasesTable {
+  shop_id: number;
+  claimed_by: string;
+  claimed_until: number;
 }
 
 export interface WebhookAttemptsTable {
@@ -693,6 +697,7 @@ export interface Tables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   stream_events: StreamEventsTable;
+  stream_leases: StreamLeasesTable;
   storefront_keys: StorefrontKeysTable;
   storefront_key_origins: StorefrontKeyOriginsTable;
   expiry_reminders: ExpiryRemindersTable;

@@ -129,8 +129,6 @@ function streamRows(shopId: number, ids: number[], events: string[], topic: stri
     topic,
     payload: payloads[i]!,
     created_at: now,
-    claimed_by: null,
-    claimed_until: null,
     published_at: null,
   }));
 }

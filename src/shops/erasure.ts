@@ -29,6 +29,7 @@ const ERASED = [
   erased('webhook_attempts', 'delivery_id', 'attempt'),
   erased('webhook_deliveries', 'id'),
   erased('webhooks', 'id'),
+  erased('stream_leases', 'shop_id'),
   erased('stream_events', 'id'),
   // Connections first: no delivery is received for the shop meanwhile.
   erased('connection_delivery_bodies', 'delivery_id'),

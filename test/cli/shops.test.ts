@@ -380,6 +380,11 @@ describe(`loyalty shops delete (${TEST_DIALECT})`, () => {
       expect(res.json(), topic).toEqual({ status: 'applied' });
     }
     await sendExpiryReminders(t.database.db, Date.now());
+    // A relay of the event stream in the middle of publishing the shop's events: its lease.
+    await t.database.db
+      .insertInto('stream_leases')
+      .values({ shop_id: target.shop.id, claimed_by: 'a relay', claimed_until: Date.now() + 60_000 })
+      .execute();
     await deliverDueWebhooks(t.database.db, {
       clock: Date.now,
       transport: async () => ({ status: 200 }),

@@ -149,6 +149,44 @@ describe(`event stream (${TEST_DIALECT})`, () => {
     expect(await backlogMetric()).toBe(0);
   });
 
+  it('two relays sending small batches, several at a time: every event exactly once, in order per shop, and no lease left', async () => {
+    await relay.stop();
+    // What each relay saw acknowledged: no event is published by both (a shop is leased to one).
+    const acknowledged = [new Set<string>(), new Set<string>()];
+    const small = [0, 1].map(
+      (n) =>
+        new StreamRelay(t.database.db, {
+          url: nats.url,
+          pollMs: 5,
+          leaseMs: 1000,
+          batch: 7 * (n + 1),
+          inFlight: 3,
+          log: quiet,
+          onPublished: (event) => acknowledged[n]!.add(event.event_id),
+        }),
+    );
+    for (const r of small) r.start();
+    try {
+      for (let i = 100; i < 105; i++) for (const token of [t.token, other.token]) expect((await put(token, i, `small${i}@example.com`)).statusCode).toBe(201);
+      const batch = (round: number) => ({
+        points_events: Array.from({ length: 40 }, (_, e) => ({ customer_identifier: String(100 + (e % 5)), source: 'manual', points_amount: 1 + round + e })),
+      });
+      for (let round = 0; round < 5; round++) {
+        const answers = await Promise.all(
+          [t.token, other.token].map((token) => t.request('POST', `${API}/points_events/batch`, { token, body: batch(round) })),
+        );
+        expect(answers.map((a) => a.statusCode)).toEqual([201, 201]);
+      }
+      await drained();
+    } finally {
+      await Promise.all(small.map((r) => r.stop()));
+    }
+    expect(await expectExactlyOnce()).toBe((await recorded()).length);
+    expect([...acknowledged[0]!].filter((id) => acknowledged[1]!.has(id))).toEqual([]);
+    expect(acknowledged[0]!.size + acknowledged[1]!.size).toBeGreaterThanOrEqual(400);
+    expect(await t.database.db.selectFrom('stream_leases').selectAll().execute()).toEqual([]);
+  });
+
   it('two serving processes, one killed with kill -9 in the middle of 500 writes and restarted: every event exactly once, in order per shop', async () => {
     await relay.stop();
     const env = { EVENT_STREAM_URL: nats.url, ...STREAM_ENV };

@@ -25,6 +25,7 @@ import * as m024 from './024_connections.js';
 import * as m025 from './025_ways_to_earn.js';
 import * as m026 from './026_distribution_by_shop.js';
 import * as m027 from './027_customer_search.js';
+import * as m028 from './028_stream_leases.js';
 
 // Every migration, in order. A migration is never edited once it has landed: add a new one.
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '025_ways_to_earn': m025,
   '026_distribution_by_shop': m026,
   '027_customer_search': m027,
+  '028_stream_leases': m028,
 };
