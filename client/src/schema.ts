@@ -2045,7 +2045,7 @@ export interface components {
              */
             code_valid_days: number | null;
             /**
-             * @description How many times customers have redeemed it. Voided redemptions still count (their points went back, as they count towards limit_per_customer); refused ones (not enough points, limit reached, out of codes) never do
+             * @description Times customers redeemed it: a voided redemption still counts (docs/ledger.md), a refused one never does
              * @example 130
              */
             redemptions_count: number;
@@ -4359,7 +4359,7 @@ export interface components {
         Reset: number;
         /** @description Present when this is the stored response of an earlier request with the same Idempotency-Key */
         Replayed: "true";
-        /** @description With read replicas (DATABASE_REPLICA_URLS): a token of this write, to send back on reads as Loyalty-Read-After so that they see it (docs/scaling.md) */
+        /** @description With read replicas: send it back on reads to see this write (docs/scaling.md) */
         ReadAfter: string;
         /** @description Seconds to wait before retrying */
         RetryAfter: number;

@@ -94,8 +94,7 @@ const REPLAYED_HEADER = {
 const READ_AFTER_HEADER = {
   'Loyalty-Read-After': {
     type: 'string',
-    description:
-      'With read replicas (DATABASE_REPLICA_URLS): a token of this write, to send back on reads as Loyalty-Read-After so that they see it (docs/scaling.md)',
+    description: 'With read replicas: send it back on reads to see this write (docs/scaling.md)',
     examples: ['0/3A0F1B8'],
   },
 };

@@ -38,9 +38,7 @@ export const rewards: Resource = {
   computed: {
     schema: {
       redemptions_count: Type.Integer({
-        description:
-          'How many times customers have redeemed it. Voided redemptions still count (their points went back, as they count towards limit_per_customer); ' +
-          'refused ones (not enough points, limit reached, out of codes) never do',
+        description: 'Times customers redeemed it: a voided redemption still counts (docs/ledger.md), a refused one never does',
         examples: [130],
       }),
     },
