@@ -45,6 +45,16 @@ const SAMPLES_KEPT = 4;
 export const MIN_CONCURRENCY = 4;
 
 /**
+ * Requests in one turn of the event loop below which its lag is their own cost (LoopLag). Ten
+ * clients posting batches of a thousand grants make a turn late by a few hundred ms of CPU when
+ * two batches land in it together; a flood puts dozens to hundreds of requests in every turn.
+ */
+export const LAG_TURN_REQUESTS = 16;
+
+/** The requests a turn must have handled for its lag to count: LAG_TURN_REQUESTS, or the floor of the lines if more. */
+export const lagFloor = (connections: number): number => Math.max(LAG_TURN_REQUESTS, MIN_CONCURRENCY, connections);
+
+/**
  * How long a shed request's body is read, at most, before its 503 (see the top): a body that
  * takes longer (a slow or stalled upload) gets its answer at once, and the connection closes.
  */
@@ -238,7 +248,7 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
   const log = new ShedLog(app, registry);
   const floor = Math.max(MIN_CONCURRENCY, app.database.connections);
   let requests = 0;
-  const lag = new LoopLag(floor, () => requests);
+  const lag = new LoopLag(lagFloor(app.database.connections), () => requests);
   let bytes = 0;
   app.decorateRequest('shed', false);
   new Gauge({

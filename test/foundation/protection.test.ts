@@ -6,7 +6,7 @@ import { connect } from '../../src/db/connect.js';
 import { API, errorOf, setup, type TestContext } from '../helpers/app.js';
 import { TEST_DIALECT } from '../helpers/database.js';
 import { connectRaw, type RawConnection } from '../helpers/raw-http.js';
-import { MIN_CONCURRENCY } from '../../src/http/overload.js';
+import { lagFloor } from '../../src/http/overload.js';
 
 const WINDOW_MS = 60_000;
 
@@ -134,8 +134,8 @@ describe(`load shedding (${TEST_DIALECT})`, () => {
       expect(alone.status).toBe(200);
       await alone.arrayBuffer();
       const port = Number(new URL(base).port);
-      // As many requests in flight as the floor: max(MIN_CONCURRENCY, the database's connections).
-      const floor = Math.max(MIN_CONCURRENCY, t.database.connections);
+      // As many requests in flight as lag's floor: max(LAG_TURN_REQUESTS, MIN_CONCURRENCY, the database's connections).
+      const floor = lagFloor(t.database.connections);
       const held = await Promise.all(Array.from({ length: floor }, () => stalledRequest(port, t.token)));
       // The lag is sampled on a timer; block the loop until a sample has seen it.
       let res = await get();
