@@ -79,7 +79,11 @@ const WORKER_REQUESTS_PER_CONNECTION = 100;
  */
 async function serveHere(config: Config, worker: boolean): Promise<void> {
   // Loaded here, not at the top, so the administrative commands start quickly.
-  const [{ buildApp }, { startJobs, startStreamRelay }] = await Promise.all([import('../app.js'), import('../jobs.js')]);
+  const [{ buildApp }, { startJobs, startStreamRelay }, { acceptMorePerTurn }] = await Promise.all([
+    import('../app.js'),
+    import('../jobs.js'),
+    import('../http/accept.js'),
+  ]);
   const database = connect(config.databaseUrl, {
     maxQueueWaitMs: config.loadShedding.maxQueueWaitMs,
     sqliteCacheMb: config.sqliteCacheMb,
@@ -92,6 +96,9 @@ async function serveHere(config: Config, worker: boolean): Promise<void> {
   if (worker) app.server.maxRequestsPerSocket = WORKER_REQUESTS_PER_CONNECTION;
   const token = worker ? null : await bootstrap(app.db, config, app.log);
   await app.listen({ host: config.host, port: config.port });
+  const acceptingMore = acceptMorePerTurn(app.server, (err) =>
+    app.log.warn({ err }, 'no more descriptors for the listening socket: it takes one new connection per turn of the event loop'),
+  );
   if (token !== null) printWelcome(config, (app.server.address() as AddressInfo).port, token);
   const stopJobs = startJobs(app);
   const stopRelay = startStreamRelay(app);
@@ -107,8 +114,11 @@ async function serveHere(config: Config, worker: boolean): Promise<void> {
     }, config.shutdownTimeoutMs);
     timer.unref();
     try {
+      // No new connection from now on: the extra descriptors close at once, the server's own in app.close().
+      const extraConnectionsClosed = acceptingMore.stop();
       await Promise.all([stopJobs(), stopRelay()]);
       await app.close();
+      await extraConnectionsClosed;
       await database.close();
       process.exit(0);
     } catch (err) {

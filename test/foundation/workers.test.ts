@@ -99,8 +99,9 @@ describe(`loyalty serve --workers (${TEST_DIALECT})`, () => {
     const url = await freshDatabase();
     const token = await seedShop(url);
     const server = await start(url, {}, { capture: true });
-    // The one-process server first: WORKERS unset serves in one process, with no children.
-    expect(childrenOf(server.child.pid!)).toEqual([]);
+    // The one-process server first: WORKERS unset serves in one process, with no children (but
+    // for a moment the helper that duplicates its listening socket: http/accept.ts).
+    await until('the one process has no children', () => childrenOf(server.child.pid!).length === 0);
     await server.stop();
 
     const clustered = await start(url, { WORKERS: '2', LOG_LEVEL: 'info' }, { capture: true });
