@@ -15,6 +15,7 @@ export class DatabaseBusyError extends Error {
 interface Waiter {
   since: number;
   grant(release: () => void): void;
+  refuse(error: DatabaseBusyError): void;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -43,13 +44,8 @@ export class ConnectionQueue {
       return Promise.resolve(this.#releaser());
     }
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { since: performance.now(), grant: resolve, timer: undefined };
-      if (Number.isFinite(this.maxWaitMs)) {
-        waiter.timer = setTimeout(() => {
-          this.#waiters.delete(waiter);
-          reject(new DatabaseBusyError(performance.now() - waiter.since));
-        }, this.maxWaitMs);
-      }
+      const waiter: Waiter = { since: performance.now(), grant: resolve, refuse: reject, timer: undefined };
+      if (Number.isFinite(this.maxWaitMs)) waiter.timer = setTimeout(() => this.#giveUp(waiter), this.maxWaitMs);
       this.#waiters.add(waiter);
     });
   }
@@ -60,12 +56,24 @@ export class ConnectionQueue {
     return oldest.done ? 0 : performance.now() - oldest.value.since;
   }
 
+  #giveUp(waiter: Waiter): void {
+    this.#waiters.delete(waiter);
+    clearTimeout(waiter.timer);
+    waiter.refuse(new DatabaseBusyError(performance.now() - waiter.since));
+  }
+
   #releaser(): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.#waiters.values().next();
+      let next = this.#waiters.values().next();
+      // A waiter whose time ran out while its timer waited for a busy loop gives up all the same:
+      // started now, it would end later still.
+      while (!next.done && performance.now() - next.value.since >= this.maxWaitMs) {
+        this.#giveUp(next.value);
+        next = this.#waiters.values().next();
+      }
       if (next.done) {
         this.#free++;
         return;

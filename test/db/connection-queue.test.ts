@@ -51,6 +51,20 @@ describe('the line for database connections', () => {
     a();
   });
 
+  it('does not start a waiter whose wait ran out while the event loop was busy: it gives up, and the permit goes on', async () => {
+    const queue = new ConnectionQueue(1, 20);
+    const held = await queue.acquire();
+    const late = queue.acquire();
+    // The loop is held past the waiter's time, so its timer cannot fire before the release.
+    const until = performance.now() + 30;
+    while (performance.now() < until);
+    held();
+    await expect(late).rejects.toBeInstanceOf(DatabaseBusyError);
+    // The permit was not lost: the next caller gets it at once.
+    (await queue.acquire())();
+    expect(queue.oldestWaitMs()).toBe(0);
+  });
+
   it('reports how long the oldest waiter has waited', async () => {
     const queue = new ConnectionQueue(2);
     const a = await queue.acquire();
