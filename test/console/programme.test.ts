@@ -192,7 +192,7 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     await form.getByLabel('Ends at (UTC)').fill('2026-02-01T00:00');
     await form.getByRole('button', { name: 'Create campaign' }).click();
     const row = page.getByRole('region', { name: 'Campaigns' }).getByRole('row').filter({ hasText: 'Double points' });
-    await row.getByRole('cell', { name: 'active', exact: true }).waitFor();
+    await row.getByRole('cell', { name: 'Running', exact: true }).waitFor();
     expect(await row.getByRole('cell', { name: 'Gold', exact: true }).count()).toBe(1);
     const gold = (await list('vip_tiers'))[0]!.id;
     expect(await list('campaigns')).toMatchObject([
@@ -223,7 +223,7 @@ describeInBrowser(`the console's programme pages (${TEST_DIALECT})`, () => {
     expect((await list('campaigns'))[0]).toMatchObject({ status: 'active' });
     await row.getByRole('button', { name: 'Cancel campaign' }).click();
     await confirm.getByRole('button', { name: 'Cancel the campaign' }).click();
-    await row.getByRole('cell', { name: 'cancelled', exact: true }).waitFor();
+    await row.getByRole('cell', { name: 'Cancelled', exact: true }).waitFor();
     expect(await row.getByRole('button', { name: 'Cancel campaign' }).count()).toBe(0);
     expect((await list('campaigns'))[0]).toMatchObject({ status: 'cancelled', cancelled_at: expect.any(String) });
     await s.expectFitsPhone('campaigns');

@@ -58,7 +58,7 @@ describeInBrowser(`the console's referrals and storefront keys pages (${TEST_DIA
     const complete = page.getByRole('dialog', { name: /^Complete referral \d+\?$/ });
     await s.expectAccessible('referral-complete');
     await complete.getByRole('button', { name: 'Complete referral' }).click();
-    await grace.getByRole('cell', { name: 'completed', exact: true }).waitFor();
+    await grace.getByRole('cell', { name: 'Completed', exact: true }).waitFor();
     expect(await grace.getByRole('button', { name: 'Complete' }).count()).toBe(0);
     expect((await get('customers/1001')).points_balance).toBe(50);
 
@@ -68,7 +68,7 @@ describeInBrowser(`the console's referrals and storefront keys pages (${TEST_DIA
       .getByRole('dialog', { name: /^Cancel referral \d+\?$/ })
       .getByRole('button', { name: 'Cancel the referral' })
       .click();
-    await linus.getByRole('cell', { name: 'cancelled', exact: true }).waitFor();
+    await linus.getByRole('cell', { name: 'Cancelled', exact: true }).waitFor();
     expect((await get('referrals')).map((r: { status: string }) => r.status)).toEqual(['completed', 'cancelled']);
     await s.expectFitsPhone('referrals');
   });

@@ -52,6 +52,19 @@ export const REDEMPTION_STATUSES: Record<Schemas['Redemption']['status'], string
   voided: 'Voided',
 };
 
+export const REFERRAL_STATUSES: Record<Schemas['Referral']['status'], string> = {
+  pending: 'Pending',
+  completed: 'Completed',
+  cancelled: 'Cancelled',
+};
+
+export const CAMPAIGN_STATUSES: Record<Schemas['Campaign']['status'], string> = {
+  scheduled: 'Scheduled',
+  active: 'Running',
+  ended: 'Ended',
+  cancelled: 'Cancelled',
+};
+
 /** An option list of a select from a table of words: the API's value, shown as its words. */
 export const optionsOf = <K extends string>(words: Record<K, string>) => (Object.entries(words) as [K, string][]).map(([value, label]) => ({ value, label }));
 

@@ -6,6 +6,7 @@ import { RecordSection, type RecordKind } from '../../components/record-section'
 import { useClient } from '../../lib/api';
 import { errorText } from '../../lib/errors';
 import { formatCredits, formatPoints, formatTime } from '../../lib/format';
+import { CAMPAIGN_STATUSES, labelOf } from '../../lib/labels';
 import { recordApi, type Row } from '../../lib/records';
 
 // Campaigns (docs/earning.md): a multiplier and/or bonus points on what orders earn
@@ -64,7 +65,7 @@ function campaignKind(tiers: readonly Tier[] | null): RecordKind {
     columns: [
       { label: 'ID', cell: (c) => c.id },
       { label: 'Name', cell: (c) => String(c.name) },
-      { label: 'Status', cell: (c) => String(c.status) },
+      { label: 'Status', cell: (c) => labelOf(CAMPAIGN_STATUSES, c.status) },
       { label: 'Starts', cell: (c) => formatTime(String(c.starts_at)) },
       { label: 'Ends', cell: (c) => formatTime(String(c.ends_at)) },
       { label: 'Gives', cell: gives },

@@ -2,6 +2,7 @@ import { ConfirmButton } from '../../components/confirm-button';
 import type { RecordKind } from '../../components/record-section';
 import { useClient } from '../../lib/api';
 import { formatTime } from '../../lib/format';
+import { labelOf, REFERRAL_STATUSES } from '../../lib/labels';
 import { recordApi, type Row } from '../../lib/records';
 import { customerHref } from '../../lib/router';
 
@@ -19,7 +20,7 @@ export const referrals: RecordKind = {
     { label: 'ID', cell: (r) => r.id },
     { label: 'Referrer', cell: (r) => <a href={customerHref(Number(r.referrer_remote_id))}>{String(r.referrer_remote_id)}</a> },
     { label: "Friend's e-mail", cell: (r) => String(r.referred_email) },
-    { label: 'Status', cell: (r) => String(r.status) },
+    { label: 'Status', cell: (r) => labelOf(REFERRAL_STATUSES, r.status) },
     { label: 'Created', cell: (r) => formatTime(String(r.created_at)) },
     { label: 'Completed or cancelled', cell: ended },
   ],
