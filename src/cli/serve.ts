@@ -114,11 +114,10 @@ async function serveHere(config: Config, worker: boolean): Promise<void> {
     }, config.shutdownTimeoutMs);
     timer.unref();
     try {
-      // No new connection from now on: the extra descriptors close at once, the server's own in app.close().
-      const extraConnectionsClosed = acceptingMore.stop();
+      // No new connection from now on: the extra descriptors close here, the server's own in app.close().
+      await acceptingMore.stop();
       await Promise.all([stopJobs(), stopRelay()]);
       await app.close();
-      await extraConnectionsClosed;
       await database.close();
       process.exit(0);
     } catch (err) {

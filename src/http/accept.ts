@@ -66,14 +66,18 @@ function duplicate(handle: ListeningHandle, count: number): { handles: Promise<u
   return { handles, abort: () => fail(new Error('stopped before the helper was done')) };
 }
 
+/** What net.Server counts of its connections: not public, but what its cap and its close go by. */
+interface Counted {
+  _connections: number;
+}
+
 /**
  * Makes `server`, listening on TCP, take up to EXTRA_DESCRIPTORS more new connections per turn of
  * the event loop (see the top), once a helper process has sent their descriptors back (`ready`, a
- * moment after the call). `stop` ends that: call it before closing the server, or connections
- * keep coming in through them. It resolves once the connections that came in through them have
- * closed, which the server's own close does not wait for (they count as the extra descriptors',
- * though the server serves them: its close ends the idle ones, and answers the busy ones with
- * `Connection: close`).
+ * moment after the call). The connections taken through them count as the server's own: its
+ * `maxConnections` closes those past the cap as they arrive, and its close waits for them.
+ * `stop` ends that: call it before closing the server, or connections keep coming in through
+ * them.
  * On anything but a TCP socket of its own (a cluster's worker under round-robin gets its
  * connections one by one from the primary) it does nothing. If the helper fails, the server
  * serves on as it was, and `failed` is told why.
@@ -84,14 +88,25 @@ export function acceptMorePerTurn(
   count = EXTRA_DESCRIPTORS,
 ): { ready: Promise<void>; stop(): Promise<void> } {
   const handle = (server as unknown as { _handle?: ListeningHandle | null })._handle;
-  if (count <= 0 || typeof server.address() !== 'object' || handle == null || !(handle.fd >= 0)) return { ready: Promise.resolve(), stop: async () => {} };
+  const counted = server as unknown as Counted;
+  if (count <= 0 || typeof server.address() !== 'object' || handle == null || !(handle.fd >= 0) || typeof counted._connections !== 'number')
+    return { ready: Promise.resolve(), stop: async () => {} };
   const helper = duplicate(handle, count);
   let stopped = false;
-  // Taken as http.Server takes its own (allowHalfOpen, noDelay), then handed to it whole.
+  /** Taken through `extra`: closed past the server's cap, else moved to the server's count and handed to it whole. */
+  const take = (extra: net.Server, socket: net.Socket) => {
+    if (server.maxConnections !== undefined && counted._connections >= server.maxConnections) return void socket.destroy();
+    (extra as unknown as Counted)._connections--;
+    counted._connections++;
+    // Where a socket that closes takes itself off the count.
+    (socket as unknown as { _server: unknown })._server = server;
+    server.emit('connection', socket);
+  };
   const extras = helper.handles.then(
     (handles) =>
       handles.map((received) => {
-        const extra = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => server.emit('connection', socket));
+        // As http.Server takes its own (allowHalfOpen, noDelay).
+        const extra: net.Server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => take(extra, socket));
         extra.on('error', failed);
         // Already listening: listen() on it again only starts watching it.
         extra.listen(received as never);
