@@ -99,14 +99,10 @@ const READ_RESERVE = 2;
  * PostgreSQL connections kept for write transactions, at most. A shop's writers queue for its
  * lock on new ids (db/dialect.ts, allocateIds) while they insert: more of them at once only
  * wait inside PostgreSQL, where no line of ours sees the wait or bounds it (under 500 clients,
- * batches then took up to 12 s). Two let one batch read and plan while another holds the lock.
- * With four, the overload benchmark's batches (one shop) also waited inside PostgreSQL for each
- * other's locks, up to a second on top of a second in our line: 4 of about 110 a run took
- * 2.1-2.3 s. With two, 5 runs of 7 had no answer over 2 s and 2 had one (batch p99 1.6-2.2 s),
- * and the ledger benchmark's rate did not change (10,937 and 7,842 events/s against 11,061 and
- * 8,233, grants and mixed, in the same session).
+ * batches then took up to 12 s). So one shop's requests hold at most two of them
+ * (http/shop-writes.ts), and the others are there for other shops' writes.
  */
-const MAX_WRITERS = 2;
+const MAX_WRITERS = 4;
 
 const ignore = (): void => {};
 

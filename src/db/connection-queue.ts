@@ -12,6 +12,9 @@ export class DatabaseBusyError extends Error {
   }
 }
 
+/** The weight of the newest hold in the line's average hold (an exponential average). */
+const HOLD_WEIGHT = 0.2;
+
 interface Waiter {
   since: number;
   grant(release: () => void): void;
@@ -21,6 +24,9 @@ interface Waiter {
 
 export class ConnectionQueue {
   #free: number;
+  readonly #permits: number;
+  /** How long a holder has kept its permit, on average over the last holds. */
+  #holdMs = 0;
   // Insertion order is arrival order; a waiter that times out leaves from wherever it is.
   readonly #waiters = new Set<Waiter>();
 
@@ -33,8 +39,11 @@ export class ConnectionQueue {
      * once (PostgreSQL, whose holders wait on the network and leave the loop free).
      */
     readonly nextTurn = false,
+    /** While this says so, a waiter whose maxWaitMs has passed waits on (a lone client's own line is not overload). */
+    private readonly patient: () => boolean = () => false,
   ) {
     this.#free = permits;
+    this.#permits = permits;
   }
 
   /** Resolves with the function that gives the connection back, once one is free. */
@@ -45,9 +54,14 @@ export class ConnectionQueue {
     }
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { since: performance.now(), grant: resolve, refuse: reject, timer: undefined };
-      if (Number.isFinite(this.maxWaitMs)) waiter.timer = setTimeout(() => this.#giveUp(waiter), this.maxWaitMs);
+      if (Number.isFinite(this.maxWaitMs)) waiter.timer = setTimeout(() => this.#expire(waiter), this.maxWaitMs);
       this.#waiters.add(waiter);
     });
+  }
+
+  /** Whether nobody holds a permit or waits for one. */
+  idle(): boolean {
+    return this.#free === this.#permits && this.#waiters.size === 0;
   }
 
   /** How long the oldest waiter has waited, in ms; 0 when nobody waits. */
@@ -56,21 +70,39 @@ export class ConnectionQueue {
     return oldest.done ? 0 : performance.now() - oldest.value.since;
   }
 
+  /** A waiter's maxWaitMs has passed: it gives up, or waits as long again while the line is patient. */
+  #expire(waiter: Waiter): void {
+    if (this.patient()) waiter.timer = setTimeout(() => this.#expire(waiter), this.maxWaitMs);
+    else this.#giveUp(waiter);
+  }
+
   #giveUp(waiter: Waiter): void {
     this.#waiters.delete(waiter);
     clearTimeout(waiter.timer);
     waiter.refuse(new DatabaseBusyError(performance.now() - waiter.since));
   }
 
+  /**
+   * How long a caller that joined the line now would wait at the line's recent pace: each caller
+   * ahead of it, and then it, waits for a permit's average hold, spread over the permits. 0 while
+   * a permit is free.
+   */
+  expectedWaitMs(): number {
+    if (this.#free > 0 && this.#waiters.size === 0) return 0;
+    return ((this.#waiters.size + 1) * this.#holdMs) / this.#permits;
+  }
+
   #releaser(): () => void {
+    const since = performance.now();
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.#holdMs += HOLD_WEIGHT * (performance.now() - since - this.#holdMs);
       let next = this.#waiters.values().next();
       // A waiter whose time ran out while its timer waited for a busy loop gives up all the same:
       // started now, it would end later still.
-      while (!next.done && performance.now() - next.value.since >= this.maxWaitMs) {
+      while (!next.done && performance.now() - next.value.since >= this.maxWaitMs && !this.patient()) {
         this.#giveUp(next.value);
         next = this.#waiters.values().next();
       }

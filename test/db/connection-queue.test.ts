@@ -65,6 +65,29 @@ describe('the line for database connections', () => {
     expect(queue.oldestWaitMs()).toBe(0);
   });
 
+  it('tells how long a newcomer would wait at the pace of its recent holds: 0 while a permit is free, more for each caller ahead', async () => {
+    const queue = new ConnectionQueue(2);
+    expect(queue.expectedWaitMs()).toBe(0);
+    // One hold of at least 20 ms sets the pace.
+    const first = await queue.acquire();
+    const until = performance.now() + 20;
+    while (performance.now() < until);
+    first();
+    const a = await queue.acquire();
+    expect(queue.expectedWaitMs()).toBe(0);
+    const b = await queue.acquire();
+    // Both permits held: a newcomer waits for one of them.
+    const one = queue.expectedWaitMs();
+    expect(one).toBeGreaterThan(0);
+    const c = queue.acquire();
+    // With one caller ahead of it, twice as long: the caller ahead takes the first permit that frees.
+    expect(queue.expectedWaitMs()).toBeCloseTo(one * 2, 6);
+    a();
+    (await c)();
+    b();
+    expect(queue.expectedWaitMs()).toBe(0);
+  });
+
   it('reports how long the oldest waiter has waited', async () => {
     const queue = new ConnectionQueue(2);
     const a = await queue.acquire();
