@@ -13,8 +13,9 @@ import { ConnectionQueue } from '../db/connection-queue.js';
 // shedding counts from) a waiter gives up after MAX_QUEUE_WAIT_MS, and the line's wait turns new
 // writes away (http/overload.ts). Below that it waits as long as it takes, as it waited inside
 // PostgreSQL before: a client's own eight batches at once are not overload, and must not be
-// answered 503 (the ledger benchmark's were, when the line gave up regardless). With it, the same benchmark answered every request within 2 s
-// in 6 runs of 6 (batch p99 1.6-2.0 s), and the ledger benchmark's rate held.
+// answered 503 (the ledger benchmark's were, when the line gave up regardless). With it, the
+// same overload benchmark answered every request within 2 s in 3 runs of 3 (batch p99
+// 1.5-1.9 s), and the ledger benchmark's rate held.
 
 /** Write transactions of one shop's requests at once, on PostgreSQL (SQLite has one writer anyway). */
 export const SHOP_WRITERS = 2;
