@@ -95,7 +95,7 @@ export function acceptMorePerTurn(
   let stopped = false;
   /** Taken through `extra`: closed past the server's cap, else moved to the server's count and handed to it whole. */
   const take = (extra: net.Server, socket: net.Socket) => {
-    if (server.maxConnections !== undefined && counted._connections >= server.maxConnections) return void socket.destroy();
+    if (typeof server.maxConnections === 'number' && counted._connections >= server.maxConnections) return void socket.destroy();
     (extra as unknown as Counted)._connections--;
     counted._connections++;
     // Where a socket that closes takes itself off the count.

@@ -238,6 +238,23 @@ function refuseAfterBody(request: IncomingMessage, response: ServerResponse, err
 }
 
 /**
+ * Whether a request would wait too long in the database's lines. Reads wait for a connection,
+ * and are turned away once its line is half as old as a waiter may get. Write transactions have
+ * connections of their own, whose line a client's concurrent batches fill by themselves (they
+ * queue behind each other for the shop's ids): they are turned away once its oldest waiter is
+ * about to give up. So are they once a shop's own line (http/shop-writes.ts) is as long in time
+ * at its recent pace: a batch that starts late must still end in time, and under 500 clients
+ * each of a shop's batches held its turn 0.4-0.9 s. (Without it, 2 of 6 runs of the PostgreSQL
+ * overload benchmark had batches answered after 2 s; with it, none of 6.) On SQLite reads have
+ * a connection of their own that never waits for the writer (db/connect.ts).
+ */
+function linesLate(app: FastifyInstance, maxQueueWaitMs: number, writes: boolean): boolean {
+  const { reads, writes: writeLine } = app.database.lines;
+  if (reads.oldestWaitMs() > maxQueueWaitMs / 2) return true;
+  return writes && Math.max(writeLine.oldestWaitMs(), app.shopWrites.waitMs()) > (maxQueueWaitMs * 3) / 4;
+}
+
+/**
  * Load shedding runs on Node's own request event, before Fastify: a request turned away costs a
  * check of a few counters and one written answer, no routing, hooks or reply objects. Under a
  * flood of clients that retry at once, that cost is most of what the process spends, and every
@@ -276,19 +293,7 @@ export function registerLoadShedding(app: FastifyInstance, config: Config, regis
     if (bytes > 0 && bytes + size > limits.maxBodyBytesInFlight) return 'body_bytes_in_flight';
     if (limits.maxEventLoopDelayMs > 0 && lag.ms() > limits.maxEventLoopDelayMs) return 'event_loop_delay';
     if (others < floor) return null;
-    // Reads wait for a connection, and are turned away once its line is half as old as a waiter
-    // may get. Write transactions have connections of their own, whose line a client's
-    // concurrent batches fill by themselves (they queue behind each other for the shop's ids):
-    // they are turned away once its oldest waiter is about to give up. So are they once a shop's
-    // own line (http/shop-writes.ts) is as long in time at its recent pace: a batch that starts
-    // late must still end in time, and under 500 clients each of a shop's batches held its turn
-    // 0.4-0.9 s. (Without it, 2 of 6 runs of the PostgreSQL overload benchmark had batches
-    // answered after 2 s; with it, none of 6.) On SQLite reads have a connection of their own
-    // that never waits for the writer (db/connect.ts).
-    const { reads, writes: writeLine } = app.database.lines;
-    if (reads.oldestWaitMs() > limits.maxQueueWaitMs / 2) return 'database_queue';
-    if (writes && Math.max(writeLine.oldestWaitMs(), app.shopWrites.waitMs()) > (limits.maxQueueWaitMs * 3) / 4) return 'database_queue';
-    return null;
+    return linesLate(app, limits.maxQueueWaitMs, writes) ? 'database_queue' : null;
   };
   // /readyz asks whether a request arriving now would be served, beside every other one but itself.
   app.decorate('wouldShed', () => overloadedBy(requests - 1, 0, false));
