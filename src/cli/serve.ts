@@ -84,15 +84,25 @@ async function serveHere(config: Config, worker: boolean): Promise<void> {
     import('../jobs.js'),
     import('../http/accept.js'),
   ]);
+  // The log is the app's once it is built; the checkpoint thread may fail before.
+  let log: Pick<FastifyBaseLogger, 'warn'> | null = null;
   const database = connect(config.databaseUrl, {
     maxQueueWaitMs: config.loadShedding.maxQueueWaitMs,
     sqliteCacheMb: config.sqliteCacheMb,
     readConnection: true,
+    backgroundCheckpoints: {
+      onError: (err) => {
+        const message = "the checkpoint thread stopped: SQLite checkpoints inside the writer's commits again";
+        if (log === null) console.warn(message, err);
+        else log.warn({ err }, message);
+      },
+    },
     replicas: config.replicas,
   });
   await database.replicas?.start();
   if (!worker) await migrateToLatest(database.db);
   const app = await buildApp(config, { database });
+  log = app.log;
   if (worker) app.server.maxRequestsPerSocket = WORKER_REQUESTS_PER_CONNECTION;
   const token = worker ? null : await bootstrap(app.db, config, app.log);
   await app.listen({ host: config.host, port: config.port });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { checkpointInBackground, type CheckpointerOptions } from './checkpointer.js';
 import { ConnectionQueue } from './connection-queue.js';
 import { statementName } from './prepared.js';
 import { setWriteDatabase } from './dialect.js';
@@ -46,6 +47,11 @@ export interface ConnectOptions {
    * server's choice; a one-off command keeps the one connection.
    */
   readConnection?: boolean;
+  /**
+   * SQLite: checkpoints the WAL from a thread of its own (db/checkpointer.ts), not inside the
+   * writer's commits, so that no request waits for the database file's fsync. The server's choice.
+   */
+  backgroundCheckpoints?: CheckpointerOptions;
   /** PostgreSQL hot standbys that serve reads outside a transaction (db/replicas.ts); the server's choice. */
   replicas?: ReplicaSettings & { readonly urls: readonly string[] };
 }
@@ -194,6 +200,8 @@ function connectSqlite(location: string, options: ConnectOptions): Database {
   const readLine = separate ? new ConnectionQueue(Infinity) : queue;
   const db = separate ? new Kysely<Tables>({ dialect: new CachingSqliteDialect(openSqlite(location, cacheMb, true), readLine, writer) }) : writer;
   if (separate) setWriteDatabase(db, writer);
+  const checkpointer =
+    options.backgroundCheckpoints !== undefined && location !== ':memory:' ? checkpointInBackground(sqlite, location, options.backgroundCheckpoints) : null;
   return {
     db,
     dialect: 'sqlite',
@@ -204,6 +212,8 @@ function connectSqlite(location: string, options: ConnectOptions): Database {
     connections: separate ? 2 : 1,
     replicas: null,
     async close() {
+      // The thread's connection first: the writer's, closed last, then checkpoints what is left.
+      await checkpointer?.stop();
       if (separate) await db.destroy();
       await writer.destroy();
     },
