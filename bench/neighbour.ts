@@ -24,7 +24,9 @@ const MIXES = [1, 10] as const;
 
 interface Run {
   connections: number;
-  quiet: Sample[];
+  /** Quiet, before and after the samples beside the neighbour. */
+  before: Sample[];
+  after: Sample[];
   busy: Sample[];
 }
 
@@ -35,10 +37,11 @@ function report(dialect: string, runs: Run[], shedTotal: string): string {
   const lines = [
     `neighbour on ${dialect}: ${SECONDS} s per mix, quiet before and after, beside ${os.availableParallelism()} CPU hogs and a disk writer with fsync`,
   ];
-  for (const { connections, quiet, busy } of runs) {
+  for (const { connections, before, after, busy } of runs) {
+    const quiet = [...before, ...after];
     const ratio = p99(busy) / p99(quiet);
     lines.push(
-      `  ${String(connections).padStart(2)} connection(s): quiet ${quiet.length} requests p99 ${p99(quiet).toFixed(1)} ms; beside the neighbour ${busy.length} requests p99 ${p99(busy).toFixed(1)} ms`,
+      `  ${String(connections).padStart(2)} connection(s): quiet ${quiet.length} requests p99 ${p99(quiet).toFixed(1)} ms (before ${p99(before).toFixed(1)}, after ${p99(after).toFixed(1)}); beside the neighbour ${busy.length} requests p99 ${p99(busy).toFixed(1)} ms`,
       `     shed beside the neighbour ${shed(busy)} (target 0) ${shed(busy) === 0 ? 'ok' : 'ABOVE TARGET'};  p99 ratio ${ratio.toFixed(2)} (target ≤ 5) ${ratio <= 5 ? 'ok' : 'ABOVE TARGET'};  no answer ${busy.filter((s) => s.status === 0).length}`,
     );
   }
@@ -64,7 +67,7 @@ async function runDialect(dialect: BenchDialect): Promise<void> {
           await neighbour.stop();
         }
         const after = await load(server.url, token, connections, SECONDS / 2);
-        runs.push({ connections, quiet: [...before, ...after], busy });
+        runs.push({ connections, before, after, busy });
       }
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       shedTotal = metrics
