@@ -26,6 +26,8 @@ export interface ConsoleSession {
   expectInside(box: Locator, name: string): Promise<void>;
   /** No word of the console's own ("Percentage off", "Adjustment") in `box` is broken across lines, at 1280 px and at 390 px. */
   expectWholeWords(box: Locator, name: string): Promise<void>;
+  /** No name of one word in `box` (a webhook's topic, a token's scope: customer.vip_tier_changed) is broken across lines, at 1280 px and at 390 px. */
+  expectWholeNames(box: Locator, name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -69,6 +71,20 @@ const SPLIT_WORDS = `(root) => {
       const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
       if (lines.size > 1) found.push(m[0] + ' in "' + node.data.trim().slice(0, 40) + '"');
     }
+  }
+  return found;
+}`;
+
+/** The texts of `root` that are one word with no space (a name such as customer.vip_tier_changed) and lie on more than one line. */
+const SPLIT_NAMES = `(root) => {
+  const found = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const name = node.data.trim();
+    if (!node.parentElement?.checkVisibility() || name === '' || /\\s/.test(name)) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    if (new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size > 1) found.push(name);
   }
   return found;
 }`;
@@ -176,6 +192,7 @@ export async function openConsole(options: SetupOptions = {}): Promise<ConsoleSe
       },
       expectInside: (box, name) => expectNoneAtBothWidths(page, box, OUTSIDE, name),
       expectWholeWords: (box, name) => expectNoneAtBothWidths(page, box, SPLIT_WORDS, name),
+      expectWholeNames: (box, name) => expectNoneAtBothWidths(page, box, SPLIT_NAMES, name),
       async close() {
         await browser?.close();
         await t.close();

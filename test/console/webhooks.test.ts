@@ -57,6 +57,13 @@ describeInBrowser(`the console's webhooks pages (${TEST_DIALECT})`, () => {
     await s.expectAccessible('webhook-created');
   });
 
+  it("keeps each topic's name whole on its line, at 1280 and 390 px", async () => {
+    await s.open('#/webhooks', 'Webhooks');
+    const topics = page.getByRole('form', { name: 'New webhook' }).getByRole('group', { name: 'Topics' });
+    await topics.getByRole('checkbox', { name: 'customer.vip_tier_changed' }).waitFor();
+    await s.expectWholeNames(topics, 'the topics');
+  });
+
   it('edits a webhook and deletes it after a confirmation', async () => {
     const row = page.getByRole('region', { name: 'Webhooks' }).getByRole('row').filter({ hasText: 'https://example.com/hooks/console' });
     await row.getByRole('button', { name: 'Edit' }).click();
