@@ -8,14 +8,15 @@ import type BetterSqlite3 from 'better-sqlite3';
 // waits for the copy and for the database file's fsync, and beside a process that writes large
 // files with fsync that one fsync took 70-90 ms (strace). With 1000-grant batches it fell on every
 // fourth batch, and the batches' p99 beside such a neighbour was 315-392 ms with it against
-// 206-229 ms with no checkpoint at all (npm run bench -- neighbour, the same minutes).
+// 206-229 ms with no checkpoint at all (the neighbour benchmark's one-client mix, the same minutes).
 //
 // So the server checkpoints from a thread of its own, on a connection of its own: a PASSIVE
 // checkpoint, which never blocks the writer nor waits for it (SQLite lets the writer append while
 // a checkpoint copies). It runs at its first look, then when the database changed since the last
-// one (data_version), at most every CHECKPOINT_INTERVAL_MS. The writer keeps checkpointing itself
-// as before only when the WAL grows past WRITER_CHECKPOINT_PAGES, that is when the thread cannot
-// keep up or is gone.
+// one (data_version), at most every CHECKPOINT_INTERVAL_MS. The writer checkpoints in its own
+// commits only once the WAL holds WRITER_CHECKPOINT_PAGES: under writes so steady that the WAL is
+// never wholly copied between two of them, as SQLite starts it over only then. If the thread
+// stops, the writer checkpoints as SQLite does by itself.
 
 /** How often the thread looks whether the database changed, and checkpoints it when it did. */
 export const CHECKPOINT_INTERVAL_MS = 500;
