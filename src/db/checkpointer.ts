@@ -19,9 +19,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 // stops, the writer checkpoints as SQLite does by itself.
 
 /** How often the thread looks whether the database changed, and checkpoints it when it did. */
-export const CHECKPOINT_INTERVAL_MS = 500;
+const CHECKPOINT_INTERVAL_MS = 500;
 /** The WAL's size, in pages, past which the writer checkpoints as it commits (SQLite's own is 1000). */
-export const WRITER_CHECKPOINT_PAGES = 10_000;
+const WRITER_CHECKPOINT_PAGES = 10_000;
 /** SQLite's default, which the writer goes back to when the thread stops by itself. */
 const SQLITE_DEFAULT_CHECKPOINT_PAGES = 1000;
 

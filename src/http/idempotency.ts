@@ -141,17 +141,23 @@ async function audited(trx: DB, request: FastifyRequest, work: Work, now: number
   return result;
 }
 
+/** A write transaction of the request's shop, once its turn in the shop's line of writes comes (http/shop-writes.ts). */
+function shopTransaction<T>(request: FastifyRequest, fn: (trx: DB) => Promise<T>): Promise<T> {
+  const app = request.server;
+  return app.shopWrites.run(request.shop.id, () => transaction(app.db, fn));
+}
+
 /**
- * Runs a write in a transaction, with its audit entry, in the shop's line of writes (http/shop-writes.ts). With an Idempotency-Key it first looks for
- * a stored response (replayed, or 422 when the key came with another request), and stores the
- * new response in the same transaction as the write. Failed requests roll back and store
- * nothing; a replay writes nothing, its audit entry included.
+ * Runs a write in a transaction, with its audit entry, in the shop's line of writes. With an
+ * Idempotency-Key it first looks for a stored response (replayed, or 422 when the key came with
+ * another request), and stores the new response in the same transaction as the write. Failed
+ * requests roll back and store nothing; a replay writes nothing, its audit entry included.
  */
 export async function runWrite(request: FastifyRequest, reply: FastifyReply, work: Work): Promise<FastifyReply> {
   const app = request.server;
   const key = readKey(request);
   if (key === null) {
-    const result = await app.shopWrites.run(request.shop.id, () => transaction(app.db, (trx) => audited(trx, request, work, app.clock())));
+    const result = await shopTransaction(request, (trx) => audited(trx, request, work, app.clock()));
     if (result.json !== undefined) return send(reply, { status: result.status, payload: result.json, replayed: false });
     return reply.code(result.status).send(result.body);
   }
@@ -163,31 +169,22 @@ export async function runWrite(request: FastifyRequest, reply: FastifyReply, wor
   if (release === null) throw inUse();
   try {
     const now = app.clock();
-    const outcome = await app.shopWrites.run(shopId, () =>
-      transaction(app.db, async (trx): Promise<Outcome> => {
-        if (!(await tryTransactionLock(trx, lockName))) throw inUse();
-        // Checked again under the lock: a racing request may have stored it since the hook looked.
-        const stored = await storedOutcome(trx, request, key, now);
-        if (stored !== undefined) return stored;
-        // An expired row under this key is replaced.
-        await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', keyAsStored).execute();
-        const result = await audited(trx, request, work, now);
-        reply.code(result.status);
-        const payload = result.json ?? String(reply.serialize(result.body));
-        await trx
-          .insertInto('idempotency_keys')
-          .values({
-            shop_id: shopId,
-            key: keyAsStored,
-            request_hash: fingerprint(request),
-            status_code: result.status,
-            response_body: payload,
-            created_at: now,
-          })
-          .execute();
-        return { status: result.status, payload, replayed: false };
-      }),
-    );
+    const outcome = await shopTransaction(request, async (trx): Promise<Outcome> => {
+      if (!(await tryTransactionLock(trx, lockName))) throw inUse();
+      // Checked again under the lock: a racing request may have stored it since the hook looked.
+      const stored = await storedOutcome(trx, request, key, now);
+      if (stored !== undefined) return stored;
+      // An expired row under this key is replaced.
+      await trx.deleteFrom('idempotency_keys').where('shop_id', '=', shopId).where('key', '=', keyAsStored).execute();
+      const result = await audited(trx, request, work, now);
+      reply.code(result.status);
+      const payload = result.json ?? String(reply.serialize(result.body));
+      await trx
+        .insertInto('idempotency_keys')
+        .values({ shop_id: shopId, key: keyAsStored, request_hash: fingerprint(request), status_code: result.status, response_body: payload, created_at: now })
+        .execute();
+      return { status: result.status, payload, replayed: false };
+    });
     return send(reply, outcome);
   } finally {
     release();
